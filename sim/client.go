@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// selfTarget is where the simulated client sends its requests: the lab's own
+// server, over real HTTP.
+type selfTarget struct {
+	mu   sync.RWMutex
+	base string
+	rt   http.RoundTripper
+}
+
+func (t *selfTarget) set(base string, rt http.RoundTripper) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.base, t.rt = base, rt
+}
+
+func (t *selfTarget) get() (string, http.RoundTripper) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.base, t.rt
+}
+
+// keyFor returns the Idempotency-Key the client sends with one attempt of op,
+// by the operation's key strategy; nil when it sends none.
+func (e *Engine) keyFor(l *Lab, op *Operation, withKey bool) *string {
+	if !withKey {
+		return nil
+	}
+	switch op.KeyStrategy {
+	case KeyUUID:
+		return op.Key
+	case KeyUUIDPerRequest:
+		k := l.newUUID()
+		return &k
+	case KeyNatural:
+		k := op.OrderID
+		return &k
+	case KeyHash:
+		sum := sha256.Sum256(Charge{OrderID: op.OrderID, Amount: op.Amount}.Body())
+		k := hex.EncodeToString(sum[:])
+		return &k
+	}
+	return nil
+}
+
+func (l *Lab) newUUID() string {
+	var id uuid.UUID
+	l.draw(func(*mrand.Rand) {
+		id = uuid.Must(uuid.NewRandomFromReader(l.src))
+	})
+	return id.String()
+}
+
+// nextFate is the fate of a new attempt under the lab's network setting.
+func (l *Lab) nextFate(f Fate) Fate {
+	if f != FateRandom {
+		return f
+	}
+	var out Fate
+	l.draw(func(r *mrand.Rand) { // ok 40% of the time, each failure 15%
+		if x := r.IntN(20); x < 8 {
+			out = FateOK
+		} else {
+			out = Fates[1+(x-8)/3]
+		}
+	})
+	return out
+}
+
+// attemptState is an attempt while it runs: the client's side and the
+// server's answers may complete in either order (a slow answer arrives after
+// the client gave up), so both write the whole state under one lock.
+type attemptState struct {
+	mu         sync.Mutex
+	op         *Operation
+	a          Attempt
+	clientDone bool
+}
+
+// begin records a new attempt of op, numbered after the last one.
+func (e *Engine) begin(ctx context.Context, l *Lab, op *Operation, key *string, fate Fate) (*attemptState, error) {
+	a := Attempt{Key: key, Fate: fate, Outcome: OutcomePending, StartedAt: e.now().UTC(), Deliveries: []Delivery{}}
+	err := e.store.w.QueryRowContext(ctx, `
+INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at)
+VALUES (?1, ?2, (SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE lab_id = ?1 AND op_id = ?2), ?3, ?4, ?5, ?6)
+RETURNING n`, l.ID, op.ID, key, fate, a.Outcome, a.StartedAt.Format(time.RFC3339Nano)).Scan(&a.N)
+	if err != nil {
+		return nil, fmt.Errorf("client: begin attempt of %s: %w", op.ID, err)
+	}
+	as := &attemptState{op: op, a: a}
+	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: op, Attempt: &a})
+	return as, nil
+}
+
+// send plays the attempt through the simulated network to the lab's own
+// charge endpoint, and records what the client saw and what the server did.
+func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout time.Duration) (status int, after time.Duration, err error) {
+	base, rt := e.self.get()
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	net := &Network{
+		Fate:  as.a.Fate,
+		Next:  rt,
+		Spawn: e.spawn,
+		Observe: func(d Delivery) {
+			as.mu.Lock()
+			defer as.mu.Unlock()
+			as.a.Deliveries = append(as.a.Deliveries, d)
+			if as.clientDone { // a late answer: the client had already given up
+				e.saveAttempt(l, as)
+			}
+		},
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	op := as.op
+	body := Charge{OrderID: op.OrderID, Amount: op.Amount}.Body()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/labs/"+l.ID+"/charges", bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if as.a.Key != nil {
+		req.Header.Set("Idempotency-Key", *as.a.Key)
+	}
+	resp, err := net.RoundTrip(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status, after = resp.StatusCode, retryAfter(resp.Header)
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.a.Status = status
+	if err != nil {
+		msg := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTooSlow) {
+			msg = fmt.Sprintf("client: timed out after %d ms", timeout.Milliseconds())
+		}
+		as.a.Error = &msg
+	}
+	as.clientDone = true
+	e.saveAttempt(l, as)
+	return status, after, err
+}
+
+// saveAttempt writes the attempt's current state and tells the lab; as.mu
+// must be held.
+func (e *Engine) saveAttempt(l *Lab, as *attemptState) {
+	a := &as.a
+	switch {
+	case len(a.Deliveries) > 0:
+		a.Outcome = a.Deliveries[0].Outcome
+	case a.Fate == FateRequestLost || (a.Error != nil && a.Fate != FateSlow):
+		a.Outcome = OutcomeNotReached
+	default:
+		a.Outcome = OutcomePending
+	}
+	if as.clientDone {
+		t := e.now().UTC()
+		if a.FinishedAt == nil {
+			a.FinishedAt = &t
+		}
+	}
+	var finished any
+	if a.FinishedAt != nil {
+		finished = a.FinishedAt.Format(time.RFC3339Nano)
+	}
+	_, err := e.store.w.ExecContext(context.Background(), `
+UPDATE attempts SET status = ?, error = ?, outcome = ?, deliveries = ?, finished_at = ?
+WHERE lab_id = ? AND op_id = ? AND n = ?`,
+		a.Status, a.Error, a.Outcome, mustJSON(a.Deliveries), finished, l.ID, as.op.ID, a.N)
+	if err != nil {
+		e.log.Warn("save attempt", "lab", l.ID, "op", as.op.ID, "n", a.N, "err", err)
+	}
+	snapshot := *a
+	snapshot.Deliveries = append([]Delivery(nil), a.Deliveries...)
+	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: as.op, Attempt: &snapshot})
+}

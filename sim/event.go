@@ -1,0 +1,39 @@
+package sim
+
+import "time"
+
+// EventKind names what happened in a lab.
+type EventKind string
+
+// The kinds of events a lab reports.
+const (
+	EventCharge    EventKind = "charge"    // the server handled a charge request (Outcome says how)
+	EventOperation EventKind = "operation" // the client started an operation
+	EventAttempt   EventKind = "attempt"   // an attempt started, ended, or its late answer arrived
+	EventSettings  EventKind = "settings"  // the lab's settings changed
+	EventReset     EventKind = "reset"     // the lab was emptied
+	EventRetry     EventKind = "retry"     // an automatic retry is waiting for its next try
+)
+
+// RetryWait is the progress of an automatic retry loop: attempt Next of Of
+// will be sent after Delay.
+type RetryWait struct {
+	Next  int
+	Of    int
+	Delay time.Duration
+}
+
+// Event is one thing that happened in a lab, for live views and logs.
+type Event struct {
+	Lab       string
+	Kind      EventKind
+	At        time.Time
+	Outcome   Outcome    // EventCharge
+	Payment   *Payment   // EventCharge, when a payment was written or replayed
+	Key       *string    // EventCharge
+	OrderID   string     // EventCharge
+	Operation *Operation // EventOperation, EventAttempt
+	Attempt   *Attempt   // EventAttempt
+	Settings  *Settings  // EventSettings
+	Retry     *RetryWait // EventRetry
+}

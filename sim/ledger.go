@@ -1,0 +1,301 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Outcome is what the server did with one request.
+type Outcome string
+
+// The outcomes of a charge request, and of an attempt that never got one.
+const (
+	OutcomeNotReached Outcome = "not-reached" // the network lost the request
+	OutcomePending    Outcome = "pending"     // the server has not answered yet
+	OutcomeCharged    Outcome = "charged"     // a new payment was written
+	OutcomeDuplicate  Outcome = "duplicate"   // the key was seen: no new payment
+	OutcomeReplayed   Outcome = "replayed"    // the first answer was sent again
+	OutcomeInFlight   Outcome = "in-flight"   // 409: the first request is still running
+	OutcomeMismatch   Outcome = "mismatch"    // 422: the key came with another body
+	OutcomeRejected   Outcome = "rejected"    // 400: the request was refused
+	OutcomeFailed     Outcome = "failed"      // the server failed (5xx)
+)
+
+// Payment is one row of a lab's ledger.
+type Payment struct {
+	ID             int64     `json:"id"`
+	OrderID        string    `json:"order_id"`
+	Amount         int64     `json:"amount"`
+	IdempotencyKey *string   `json:"idempotency_key"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Charge is one charge request as the server received it.
+type Charge struct {
+	OrderID string
+	Amount  int64
+	Key     *string // nil when the request carried no Idempotency-Key
+}
+
+// Body is the canonical JSON body of the charge, the same bytes whoever
+// builds it: what the client sends and what the "hash" key strategy and the
+// replay fingerprint hash.
+func (c Charge) Body() []byte {
+	return []byte(`{"order_id":` + strconv.Quote(c.OrderID) + `,"amount":` + strconv.FormatInt(c.Amount, 10) + `}`)
+}
+
+// Fingerprint is the SHA-256 of the canonical body, hex-encoded.
+func (c Charge) Fingerprint() string {
+	sum := sha256.Sum256(c.Body())
+	return hex.EncodeToString(sum[:])
+}
+
+// ChargeResult is the server's answer to a charge. For OutcomeCharged and
+// OutcomeReplayed, Status, Body and Location are the exact answer to send.
+type ChargeResult struct {
+	Outcome  Outcome
+	Payment  *Payment // the new payment (charged)
+	Status   int
+	Body     []byte
+	Location string
+}
+
+// PaymentLocation is the path of a payment in the HTTP API.
+func PaymentLocation(lab string, id int64) string {
+	return "/api/v1/labs/" + lab + "/payments/" + strconv.FormatInt(id, 10)
+}
+
+// ChargeRequest runs one charge request against the lab's ledger under the
+// lab's current protection. The work is not tied to the caller's context:
+// once a request has reached the server it runs to the end, as a real server
+// does when the client hangs up.
+func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeResult, error) {
+	if err := c.Validate(); err != nil {
+		return ChargeResult{}, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	s := l.Settings()
+	var (
+		res ChargeResult
+		err error
+	)
+	switch s.Protection {
+	case ProtectNone:
+		res, err = e.chargeInsert(ctx, l, c, s, false)
+	case ProtectCheckThenInsert:
+		res, err = e.chargeCheckThenInsert(ctx, l, c, s)
+	case ProtectUnique:
+		res, err = e.chargeInsert(ctx, l, c, s, true)
+	case ProtectOnConflict:
+		res, err = e.chargeOnConflict(ctx, l, c, s)
+	case ProtectReplay:
+		res, err = e.chargeReplay(ctx, l, c, s)
+	default:
+		err = fmt.Errorf("ledger: unknown protection %q", s.Protection)
+	}
+	ev := Event{Lab: l.ID, Kind: EventCharge, Outcome: res.Outcome, Payment: res.Payment, Key: c.Key, OrderID: c.OrderID}
+	switch ErrorCode(err) {
+	case EInFlight:
+		ev.Outcome = OutcomeInFlight
+	case EKeyReused:
+		ev.Outcome = OutcomeMismatch
+	case EKeyMissing, EInvalid:
+		ev.Outcome = OutcomeRejected
+	default:
+		if err != nil {
+			ev.Outcome = OutcomeFailed
+		}
+	}
+	e.emit(ev)
+	return res, err
+}
+
+// work is the charge's own time: calling the bank, say. It runs before the
+// commit, so a retry can arrive while the first request is still working.
+func (e *Engine) work(s Settings) { pause(s.ServerDelayMS) }
+
+func pause(ms int) {
+	if ms > 0 {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+}
+
+// insertPayment writes one payment. dedup is the value of the column the
+// UNIQUE constraint guards (nil: unguarded).
+func (e *Engine) insertPayment(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, l *Lab, c Charge, dedup *string, onConflict bool) (*Payment, error) {
+	now := e.now().UTC()
+	query := `INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	if onConflict {
+		query += ` ON CONFLICT (lab_id, dedup_key) DO NOTHING`
+	}
+	p := &Payment{OrderID: c.OrderID, Amount: c.Amount, IdempotencyKey: c.Key, CreatedAt: now}
+	err := q.QueryRowContext(ctx, query+` RETURNING id`,
+		l.ID, c.OrderID, c.Amount, c.Key, dedup, now.Format(time.RFC3339Nano)).Scan(&p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (e *Engine) charged(l *Lab, p *Payment) ChargeResult {
+	return ChargeResult{Outcome: OutcomeCharged, Payment: p, Status: 201, Body: paymentBody(p), Location: PaymentLocation(l.ID, p.ID)}
+}
+
+func paymentBody(p *Payment) []byte {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// chargeInsert is protection "none" (a plain INSERT: every request charges)
+// and, with unique set, protection "unique": the same INSERT into the column
+// guarded by UNIQUE, the constraint error caught as the article does.
+func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings, unique bool) (ChargeResult, error) {
+	e.work(s)
+	var dedup *string
+	if unique {
+		dedup = c.Key
+	}
+	p, err := e.insertPayment(ctx, e.store.w, l, c, dedup, false)
+	if unique && isUniqueViolation(err) {
+		return ChargeResult{Outcome: OutcomeDuplicate}, nil
+	}
+	if err != nil {
+		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+	}
+	return e.charged(l, p), nil
+}
+
+// chargeCheckThenInsert is the race the article warns about: a SELECT for the
+// key, then, in a separate statement, the INSERT. Two retries that both run
+// their SELECT before either INSERT both charge.
+func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	if c.Key != nil {
+		var n int
+		err := e.store.r.QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`, l.ID, *c.Key).Scan(&n)
+		if err != nil {
+			return ChargeResult{}, fmt.Errorf("ledger: check %s: %w", *c.Key, err)
+		}
+		if n > 0 {
+			return ChargeResult{Outcome: OutcomeDuplicate}, nil
+		}
+		pause(s.CheckGapMS)
+	}
+	e.work(s)
+	p, err := e.insertPayment(ctx, e.store.w, l, c, nil, false)
+	if err != nil {
+		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+	}
+	return e.charged(l, p), nil
+}
+
+// chargeOnConflict is INSERT … ON CONFLICT (lab, key) DO NOTHING: the
+// database skips the duplicate, no exception reaches the code.
+func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	e.work(s)
+	p, err := e.insertPayment(ctx, e.store.w, l, c, c.Key, true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ChargeResult{Outcome: OutcomeDuplicate}, nil
+	}
+	if err != nil {
+		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+	}
+	return e.charged(l, p), nil
+}
+
+// chargeReplay claims the key's idempotency record, does the work, and in one
+// transaction writes the payment and stores the answer; a retry gets that
+// stored answer back, byte for byte.
+func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	if c.Key == nil {
+		return ChargeResult{}, Errorf(EKeyMissing, "This endpoint requires an Idempotency-Key header under the replay protection.")
+	}
+	claim, err := e.Claim(ctx, l.ID, ScopeCharges, *c.Key, c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second, time.Duration(s.LockTimeoutMS)*time.Millisecond)
+	if err != nil {
+		return ChargeResult{}, err
+	}
+	if claim.Replay != nil {
+		r := claim.Replay
+		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location}, nil
+	}
+	e.work(s)
+	var res ChargeResult
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		p, err := e.insertPayment(ctx, tx, l, c, nil, false)
+		if err != nil {
+			return err
+		}
+		res = e.charged(l, p)
+		return claim.complete(ctx, tx, Stored{Status: res.Status, Body: res.Body, Location: res.Location, ContentType: "application/json"})
+	})
+	if err != nil {
+		if ErrorCode(err) != EInternal {
+			return ChargeResult{}, err
+		}
+		e.releaseLog(claim)
+		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+	}
+	return res, nil
+}
+
+// Payments returns the lab's payments, newest first, with the count and sum
+// of the whole ledger.
+func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) (ps []Payment, count, total int64, err error) {
+	err = e.store.r.QueryRowContext(ctx,
+		`SELECT COUNT(*), COALESCE(SUM(amount), 0) FROM payments WHERE lab_id = ?`, l.ID).Scan(&count, &total)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("ledger: totals of %s: %w", l.ID, err)
+	}
+	rows, err := e.store.r.QueryContext(ctx,
+		`SELECT id, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+		l.ID, limit, offset)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
+	}
+	defer rows.Close()
+	ps = []Payment{}
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, count, total, rows.Err()
+}
+
+// Payment returns one payment of the lab, or ENotFound.
+func (e *Engine) Payment(ctx context.Context, l *Lab, id int64) (Payment, error) {
+	row := e.store.r.QueryRowContext(ctx,
+		`SELECT id, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? AND id = ?`, l.ID, id)
+	p, err := scanPayment(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Payment{}, Errorf(ENotFound, "There is no payment %d in this lab.", id)
+	}
+	return p, err
+}
+
+func scanPayment(row interface{ Scan(...any) error }) (Payment, error) {
+	var (
+		p  Payment
+		at string
+	)
+	if err := row.Scan(&p.ID, &p.OrderID, &p.Amount, &p.IdempotencyKey, &at); err != nil {
+		return Payment{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return Payment{}, fmt.Errorf("payment %d: created_at %q: %w", p.ID, at, err)
+	}
+	p.CreatedAt = t
+	return p, nil
+}

@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Operation is one intent of the client, "charge order-42 1500 ₽", with every
+// attempt it made.
+type Operation struct {
+	ID          string      `json:"id"`
+	OrderID     string      `json:"order_id"`
+	Amount      int64       `json:"amount"`
+	KeyStrategy KeyStrategy `json:"key_strategy"`
+	Key         *string     `json:"key"` // the key fixed for the operation (uuid), if any
+	CreatedAt   time.Time   `json:"created_at"`
+	Attempts    []Attempt   `json:"attempts"`
+}
+
+// Attempt is one HTTP request of an operation through the simulated network.
+type Attempt struct {
+	N          int        `json:"n"`
+	Key        *string    `json:"key"`
+	Fate       Fate       `json:"fate"`
+	Status     int        `json:"status"` // what the client saw; 0 when no answer reached it
+	Error      *string    `json:"error"`
+	Outcome    Outcome    `json:"outcome"`    // what the server did (the first copy, for a duplicate)
+	Deliveries []Delivery `json:"deliveries"` // every copy the server answered
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// OperationRequest starts an operation.
+type OperationRequest struct {
+	OrderID string
+	Amount  int64
+	Fate    Fate // of the first attempt; "" for the lab's network setting
+}
+
+// ValidFate reports whether f may be asked of the network for one attempt.
+func ValidFate(f Fate) bool {
+	for _, x := range Fates {
+		if f == x {
+			return true
+		}
+	}
+	return f == FateRandom
+}
+
+// StartOperation creates an operation and runs its first attempt, and under
+// an automatic retry policy its retries, through the simulated network.
+func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest) (Operation, error) {
+	if err := (Charge{OrderID: r.OrderID, Amount: r.Amount}).Validate(); err != nil {
+		return Operation{}, err
+	}
+	if r.Fate != "" && !ValidFate(r.Fate) {
+		return Operation{}, Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", append(names(Fates), string(FateRandom)))})
+	}
+	s := l.Settings()
+	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
+	if s.KeyStrategy == KeyUUID {
+		k := l.newUUID()
+		op.Key = &k
+	}
+	_, err := e.store.w.ExecContext(ctx, `
+INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at)
+VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE lab_id = ?1), ?3, ?4, ?5, ?6, ?7)`,
+		l.ID, op.ID, op.OrderID, op.Amount, op.KeyStrategy, op.Key, op.CreatedAt.Format(time.RFC3339Nano))
+	if err != nil {
+		return Operation{}, fmt.Errorf("client: create operation: %w", err)
+	}
+	e.emit(Event{Lab: l.ID, Kind: EventOperation, Operation: op})
+	fate := r.Fate
+	if fate == "" {
+		fate = s.Network
+	}
+	if err := e.run(ctx, l, op, fate, true); err != nil {
+		return Operation{}, err
+	}
+	return e.Operation(ctx, l, op.ID)
+}
+
+// Retry makes one more attempt of an operation, with its key or without any
+// key; under an automatic policy it goes on retrying while that fails.
+func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, fate Fate) (Operation, error) {
+	if fate != "" && !ValidFate(fate) {
+		return Operation{}, Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", append(names(Fates), string(FateRandom)))})
+	}
+	op, err := e.Operation(ctx, l, opID)
+	if err != nil {
+		return Operation{}, err
+	}
+	if fate == "" {
+		fate = l.Settings().Network
+	}
+	if err := e.run(ctx, l, &op, fate, withKey); err != nil {
+		return Operation{}, err
+	}
+	return e.Operation(ctx, l, op.ID)
+}
+
+// run makes attempts of op: one, or under the automatic policy, until one
+// gets a final answer or the attempts run out, sleeping by the backoff
+// between them. Settings are read afresh before every attempt.
+func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, withKey bool) error {
+	ctx, stop := e.bound(ctx)
+	defer stop()
+	s := l.Settings()
+	tries := 1
+	if s.Retry.Mode == RetryAuto {
+		tries = s.Retry.MaxAttempts
+	}
+	prev := time.Duration(s.Retry.BaseMS) * time.Millisecond
+	for k := 1; ; k++ {
+		as, err := e.begin(ctx, l, op, e.keyFor(l, op, withKey), l.nextFate(fate))
+		if err != nil {
+			return err
+		}
+		status, after, err := e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+		s = l.Settings()
+		if !retryable(status, err) || k >= tries || s.Retry.Mode != RetryAuto || ctx.Err() != nil {
+			return nil
+		}
+		var wait time.Duration
+		l.draw(func(r *mrand.Rand) { wait = s.Retry.Backoff(k, prev, r) })
+		prev = wait
+		// Retry-After is honoured, up to the policy's cap.
+		wait = max(wait, min(after, time.Duration(s.Retry.CapMS)*time.Millisecond))
+		e.emit(Event{Lab: l.ID, Kind: EventRetry, Operation: op, Retry: &RetryWait{Next: k + 1, Of: tries, Delay: wait}})
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		fate = s.Network // retries meet the network as it is set now
+	}
+}
+
+// bound returns a context that ends when ctx or the engine ends, but not when
+// a caller merely hangs up: the client finishes its operation regardless.
+func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(e.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Race sends n attempts of an operation at the same moment from n goroutines,
+// the way concurrent retries reach a server.
+func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operation, error) {
+	if n < 2 || n > 64 {
+		return Operation{}, Invalid(FieldError{"parallel", "must be an integer from 2 to 64"})
+	}
+	op, err := e.Operation(ctx, l, opID)
+	if err != nil {
+		return Operation{}, err
+	}
+	ctx, stop := e.bound(ctx)
+	defer stop()
+	s := l.Settings()
+	attempts := make([]*attemptState, n)
+	for i := range attempts { // keys and fates drawn in order: the race repeats with the seed
+		if attempts[i], err = e.begin(ctx, l, &op, e.keyFor(l, &op, true), l.nextFate(s.Network)); err != nil {
+			return Operation{}, err
+		}
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, as := range attempts {
+		wg.Go(func() {
+			<-start
+			e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return e.Operation(ctx, l, op.ID)
+}
+
+// Operation returns an operation of the lab with its attempts, or ENotFound.
+func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, error) {
+	var (
+		op Operation
+		at string
+	)
+	err := e.store.r.QueryRowContext(ctx, `
+SELECT id, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? AND id = ?`, l.ID, id).
+		Scan(&op.ID, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Operation{}, Errorf(ENotFound, "There is no operation %q in this lab.", id)
+	}
+	if err != nil {
+		return Operation{}, fmt.Errorf("client: load operation %s: %w", id, err)
+	}
+	op.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
+	ops := []*Operation{&op}
+	if err := e.loadAttempts(ctx, l, ops); err != nil {
+		return Operation{}, err
+	}
+	return op, nil
+}
+
+// Operations returns the lab's latest operations, newest first.
+func (e *Engine) Operations(ctx context.Context, l *Lab, limit int) ([]Operation, error) {
+	rows, err := e.store.r.QueryContext(ctx, `
+SELECT id, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT ?`, l.ID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("client: operations of %s: %w", l.ID, err)
+	}
+	defer rows.Close()
+	var ops []*Operation
+	for rows.Next() {
+		var (
+			op Operation
+			at string
+		)
+		if err := rows.Scan(&op.ID, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at); err != nil {
+			return nil, err
+		}
+		op.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
+		ops = append(ops, &op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := e.loadAttempts(ctx, l, ops); err != nil {
+		return nil, err
+	}
+	out := make([]Operation, len(ops))
+	for i, op := range ops {
+		out[i] = *op
+	}
+	return out, nil
+}
+
+func (e *Engine) loadAttempts(ctx context.Context, l *Lab, ops []*Operation) error {
+	for _, op := range ops {
+		rows, err := e.store.r.QueryContext(ctx, `
+SELECT n, key, fate, status, error, outcome, deliveries, started_at, finished_at
+FROM attempts WHERE lab_id = ? AND op_id = ? ORDER BY n`, l.ID, op.ID)
+		if err != nil {
+			return fmt.Errorf("client: attempts of %s: %w", op.ID, err)
+		}
+		op.Attempts = []Attempt{}
+		for rows.Next() {
+			var (
+				a          Attempt
+				deliveries string
+				started    string
+				finished   sql.NullString
+			)
+			if err := rows.Scan(&a.N, &a.Key, &a.Fate, &a.Status, &a.Error, &a.Outcome, &deliveries, &started, &finished); err != nil {
+				rows.Close()
+				return fmt.Errorf("client: attempts of %s: %w", op.ID, err)
+			}
+			json.Unmarshal([]byte(deliveries), &a.Deliveries)
+			a.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
+			if finished.Valid {
+				t, _ := time.Parse(time.RFC3339Nano, finished.String)
+				a.FinishedAt = &t
+			}
+			op.Attempts = append(op.Attempts, a)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

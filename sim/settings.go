@@ -1,0 +1,220 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Protection is how the server guards a charge against a repeated request.
+type Protection string
+
+// The protections, from none to the full replay of the first answer.
+const (
+	ProtectNone            Protection = "none"
+	ProtectCheckThenInsert Protection = "check-then-insert"
+	ProtectUnique          Protection = "unique"
+	ProtectOnConflict      Protection = "on-conflict"
+	ProtectReplay          Protection = "replay"
+)
+
+// Protections lists every protection in teaching order.
+var Protections = []Protection{ProtectNone, ProtectCheckThenInsert, ProtectUnique, ProtectOnConflict, ProtectReplay}
+
+// KeyStrategy is where the simulated client takes its idempotency key from.
+type KeyStrategy string
+
+// The key strategies.
+const (
+	KeyNone           KeyStrategy = "none"
+	KeyUUID           KeyStrategy = "uuid"             // once per operation, reused by every retry
+	KeyUUIDPerRequest KeyStrategy = "uuid-per-request" // the anti-pattern: new for every HTTP request
+	KeyNatural        KeyStrategy = "natural"          // the order id
+	KeyHash           KeyStrategy = "hash"             // SHA-256 of the canonical request body
+)
+
+// KeyStrategies lists every key strategy.
+var KeyStrategies = []KeyStrategy{KeyNone, KeyUUID, KeyUUIDPerRequest, KeyNatural, KeyHash}
+
+// Fate is what the simulated network does to one attempt.
+type Fate string
+
+// The network fates. FateRandom is not a fate but a setting: each attempt
+// then draws its fate from the lab's seeded randomness.
+const (
+	FateOK           Fate = "ok"
+	FateRequestLost  Fate = "request-lost"
+	FateResponseLost Fate = "response-lost"
+	FateSlow         Fate = "slow"
+	FateDuplicate    Fate = "duplicate"
+	FateRandom       Fate = "random"
+)
+
+// Fates lists the fates an attempt can meet.
+var Fates = []Fate{FateOK, FateRequestLost, FateResponseLost, FateSlow, FateDuplicate}
+
+// Jitter is the randomisation of the backoff delay, as in the AWS
+// Architecture Blog's "Exponential Backoff and Jitter".
+type Jitter string
+
+// The jitter kinds.
+const (
+	JitterNone         Jitter = "none"
+	JitterFull         Jitter = "full"
+	JitterEqual        Jitter = "equal"
+	JitterDecorrelated Jitter = "decorrelated"
+)
+
+// Jitters lists every jitter kind.
+var Jitters = []Jitter{JitterNone, JitterFull, JitterEqual, JitterDecorrelated}
+
+// Retry modes.
+const (
+	RetryManual = "manual"
+	RetryAuto   = "auto"
+)
+
+// RetryPolicy is how the simulated client retries an attempt that got no
+// usable answer.
+type RetryPolicy struct {
+	Mode        string `json:"mode"`         // manual or auto
+	MaxAttempts int    `json:"max_attempts"` // attempts in all, the first included
+	BaseMS      int    `json:"base_ms"`
+	CapMS       int    `json:"cap_ms"`
+	Jitter      Jitter `json:"jitter"`
+}
+
+// Settings is a lab's configuration. Every field takes effect at once.
+type Settings struct {
+	Protection      Protection  `json:"protection"`
+	KeyStrategy     KeyStrategy `json:"key_strategy"`
+	Network         Fate        `json:"network"` // fate of every new attempt until changed
+	Retry           RetryPolicy `json:"retry"`
+	ClientTimeoutMS int         `json:"client_timeout_ms"`
+	ServerDelayMS   int         `json:"server_delay_ms"` // work inside the charge, before the commit
+	CheckGapMS      int         `json:"check_gap_ms"`    // pause between SELECT and INSERT
+	KeyTTLS         int         `json:"key_ttl_s"`
+	LockTimeoutMS   int         `json:"lock_timeout_ms"`
+	Seed            int64       `json:"seed"`
+}
+
+// DefaultSettings are those of a new lab: the article's first listing, no
+// protection and no key, so the first lost answer shows the double charge.
+func DefaultSettings() Settings {
+	return Settings{
+		Protection:      ProtectNone,
+		KeyStrategy:     KeyNone,
+		Network:         FateOK,
+		Retry:           RetryPolicy{Mode: RetryManual, MaxAttempts: 4, BaseMS: 200, CapMS: 2000, Jitter: JitterFull},
+		ClientTimeoutMS: 1000,
+		ServerDelayMS:   0,
+		CheckGapMS:      100,
+		KeyTTLS:         24 * 60 * 60,
+		LockTimeoutMS:   10000,
+		Seed:            42,
+	}
+}
+
+// Bounds of the numeric settings.
+const (
+	MaxSeed = 1<<53 - 1 // exact in a JavaScript number
+)
+
+// SettingsPatch holds the fields a PATCH may change; nil means "leave as is".
+type SettingsPatch struct {
+	Protection      *Protection  `json:"protection"`
+	KeyStrategy     *KeyStrategy `json:"key_strategy"`
+	Network         *Fate        `json:"network"`
+	Retry           *RetryPatch  `json:"retry"`
+	ClientTimeoutMS *int         `json:"client_timeout_ms"`
+	ServerDelayMS   *int         `json:"server_delay_ms"`
+	CheckGapMS      *int         `json:"check_gap_ms"`
+	KeyTTLS         *int         `json:"key_ttl_s"`
+	LockTimeoutMS   *int         `json:"lock_timeout_ms"`
+	Seed            *int64       `json:"seed"`
+}
+
+// RetryPatch holds the retry fields a PATCH may change.
+type RetryPatch struct {
+	Mode        *string `json:"mode"`
+	MaxAttempts *int    `json:"max_attempts"`
+	BaseMS      *int    `json:"base_ms"`
+	CapMS       *int    `json:"cap_ms"`
+	Jitter      *Jitter `json:"jitter"`
+}
+
+// Apply returns s with the patch merged in, or an EInvalid error naming every
+// bad field; s itself is never changed.
+func (s Settings) Apply(p SettingsPatch) (Settings, error) {
+	set(&s.Protection, p.Protection)
+	set(&s.KeyStrategy, p.KeyStrategy)
+	set(&s.Network, p.Network)
+	if p.Retry != nil {
+		set(&s.Retry.Mode, p.Retry.Mode)
+		set(&s.Retry.MaxAttempts, p.Retry.MaxAttempts)
+		set(&s.Retry.BaseMS, p.Retry.BaseMS)
+		set(&s.Retry.CapMS, p.Retry.CapMS)
+		set(&s.Retry.Jitter, p.Retry.Jitter)
+	}
+	set(&s.ClientTimeoutMS, p.ClientTimeoutMS)
+	set(&s.ServerDelayMS, p.ServerDelayMS)
+	set(&s.CheckGapMS, p.CheckGapMS)
+	set(&s.KeyTTLS, p.KeyTTLS)
+	set(&s.LockTimeoutMS, p.LockTimeoutMS)
+	set(&s.Seed, p.Seed)
+	if err := s.Validate(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// Validate reports every field of s that is out of its range.
+func (s Settings) Validate() error {
+	var fs []FieldError
+	oneOf := func(field string, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			fs = append(fs, FieldError{field, fmt.Sprintf("must be one of %q", allowed)})
+		}
+	}
+	between := func(field string, v, lo, hi int) {
+		if v < lo || v > hi {
+			fs = append(fs, FieldError{field, fmt.Sprintf("must be an integer from %d to %d", lo, hi)})
+		}
+	}
+	oneOf("protection", string(s.Protection), names(Protections))
+	oneOf("key_strategy", string(s.KeyStrategy), names(KeyStrategies))
+	oneOf("network", string(s.Network), append(names(Fates), string(FateRandom)))
+	oneOf("retry.mode", s.Retry.Mode, []string{RetryManual, RetryAuto})
+	between("retry.max_attempts", s.Retry.MaxAttempts, 1, 10)
+	between("retry.base_ms", s.Retry.BaseMS, 1, 10_000)
+	between("retry.cap_ms", s.Retry.CapMS, 1, 60_000)
+	if s.Retry.CapMS < s.Retry.BaseMS {
+		fs = append(fs, FieldError{"retry.cap_ms", "must not be less than retry.base_ms"})
+	}
+	oneOf("retry.jitter", string(s.Retry.Jitter), names(Jitters))
+	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
+	between("server_delay_ms", s.ServerDelayMS, 0, 30_000)
+	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
+	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
+	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
+	if s.Seed < 0 || s.Seed > MaxSeed {
+		fs = append(fs, FieldError{"seed", fmt.Sprintf("must be an integer from 0 to %d", int64(MaxSeed))})
+	}
+	if len(fs) > 0 {
+		return Invalid(fs...)
+	}
+	return nil
+}
+
+func names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

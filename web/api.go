@@ -1,0 +1,293 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+)
+
+const labKey = "lab"
+
+// withLab loads the lab named by the :lab path parameter, or answers 404.
+func withLab(engine *sim.Engine) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			l, err := engine.Lab(c.Request().Context(), c.Param("lab"))
+			if err != nil {
+				return err
+			}
+			c.Set(labKey, l)
+			return next(c)
+		}
+	}
+}
+
+func labOf(c echo.Context) *sim.Lab { return c.Get(labKey).(*sim.Lab) }
+
+func handleHealth(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := engine.Ping(c.Request().Context()); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+func handleCreateLab(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := engine.CreateLab(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		url := "/labs/" + l.ID
+		c.Response().Header().Set(echo.HeaderLocation, url)
+		return c.JSON(http.StatusCreated, map[string]string{"id": l.ID, "url": url})
+	}
+}
+
+func handleGetSettings() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return c.JSON(http.StatusOK, labOf(c).Settings())
+	}
+}
+
+func handlePatchSettings(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var p sim.SettingsPatch
+		if err := decodeJSON(c, &p, false); err != nil {
+			return err
+		}
+		s, err := engine.UpdateSettings(c.Request().Context(), labOf(c), p)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, s)
+	}
+}
+
+// chargeBody is the JSON body of a charge; pointers tell "missing" from zero.
+type chargeBody struct {
+	OrderID *string `json:"order_id"`
+	Amount  *int64  `json:"amount"`
+}
+
+// charge checks the body's fields and returns the charge they make, or a
+// problem listing every missing or invalid field at once; extra adds the
+// errors found in other parts of the request.
+func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
+	var c sim.Charge
+	if b.OrderID != nil {
+		c.OrderID = *b.OrderID
+	}
+	if b.Amount != nil {
+		c.Amount = *b.Amount
+	}
+	fs := extra
+	var se *sim.Error
+	if err := c.Validate(); errors.As(err, &se) {
+		for _, f := range se.Fields {
+			if (f.Field == "order_id" && b.OrderID == nil) || (f.Field == "amount" && b.Amount == nil) {
+				f.Detail = "is required"
+			}
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) > 0 {
+		return c, sim.Invalid(fs...)
+	}
+	return c, nil
+}
+
+// handleCharge is the protected endpoint: the server the lessons are about.
+func handleCharge(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body chargeBody
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		var keyErrs []sim.FieldError
+		var key *string
+		switch vals := c.Request().Header.Values("Idempotency-Key"); len(vals) {
+		case 0:
+		case 1:
+			k, err := sim.ParseKey(vals[0])
+			var se *sim.Error
+			if errors.As(err, &se) {
+				keyErrs = se.Fields
+			} else {
+				key = &k
+			}
+		default:
+			keyErrs = []sim.FieldError{{Field: "Idempotency-Key", Detail: "must be sent once"}}
+		}
+		ch, err := body.charge(keyErrs...)
+		if err != nil {
+			return err
+		}
+		ch.Key = key
+		l := labOf(c)
+		res, err := engine.ChargeRequest(c.Request().Context(), l, ch)
+		if err != nil {
+			return err
+		}
+		h := c.Response().Header()
+		switch res.Outcome {
+		case sim.OutcomeDuplicate:
+			return c.JSON(http.StatusOK, map[string]any{
+				"status":          "duplicate",
+				"idempotency_key": ch.Key,
+				"detail":          "A charge with this key was already made; no new charge.",
+			})
+		case sim.OutcomeReplayed:
+			h.Set("Idempotent-Replayed", "true")
+		}
+		if res.Location != "" {
+			h.Set(echo.HeaderLocation, res.Location)
+		}
+		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
+	}
+}
+
+// intParam reads an optional integer query parameter within [lo, hi].
+func intParam(c echo.Context, name string, def, lo, hi int, fs *[]sim.FieldError) int {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		*fs = append(*fs, sim.FieldError{Field: name, Detail: "must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi)})
+	}
+	return n
+}
+
+func handlePayments(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var fs []sim.FieldError
+		limit := intParam(c, "limit", 100, 1, 1000, &fs)
+		offset := intParam(c, "offset", 0, 0, 1<<31-1, &fs)
+		if len(fs) > 0 {
+			return sim.Invalid(fs...)
+		}
+		ps, count, total, err := engine.Payments(c.Request().Context(), labOf(c), limit, offset)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"payments": ps, "count": count, "total": total})
+	}
+}
+
+func handlePayment(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		if err != nil {
+			return sim.Errorf(sim.ENotFound, "There is no payment %q in this lab.", c.Param("id"))
+		}
+		p, err := engine.Payment(c.Request().Context(), labOf(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, p)
+	}
+}
+
+func handleOperations(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var fs []sim.FieldError
+		limit := intParam(c, "limit", 20, 1, 100, &fs)
+		if len(fs) > 0 {
+			return sim.Invalid(fs...)
+		}
+		ops, err := engine.Operations(c.Request().Context(), labOf(c), limit)
+		if err != nil {
+			return err
+		}
+		if ops == nil {
+			ops = []sim.Operation{}
+		}
+		return c.JSON(http.StatusOK, map[string]any{"operations": ops})
+	}
+}
+
+func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body struct {
+			chargeBody
+			Fate sim.Fate `json:"fate"`
+		}
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		ch, err := body.charge()
+		if err != nil {
+			return err
+		}
+		l := labOf(c)
+		op, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate})
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/labs/"+l.ID+"/operations/"+op.ID)
+		return c.JSON(http.StatusCreated, op)
+	}
+}
+
+func handleOperation(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		op, err := engine.Operation(c.Request().Context(), labOf(c), c.Param("op"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, op)
+	}
+}
+
+func handleRetry(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		body := struct {
+			WithKey *bool    `json:"with_key"`
+			Fate    sim.Fate `json:"fate"`
+		}{}
+		if err := decodeJSON(c, &body, true); err != nil {
+			return err
+		}
+		withKey := body.WithKey == nil || *body.WithKey
+		op, err := engine.Retry(c.Request().Context(), labOf(c), c.Param("op"), withKey, body.Fate)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, op)
+	}
+}
+
+func handleRace(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body struct {
+			Parallel *int `json:"parallel"`
+		}
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		if body.Parallel == nil {
+			return sim.Invalid(sim.FieldError{Field: "parallel", Detail: "is required"})
+		}
+		op, err := engine.Race(c.Request().Context(), labOf(c), c.Param("op"), *body.Parallel)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, op)
+	}
+}
+
+func handleReset(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := engine.Reset(c.Request().Context(), labOf(c)); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}

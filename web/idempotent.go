@@ -1,0 +1,92 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+)
+
+// Limits of the idempotency records kept for the lab's own API.
+const (
+	apiKeyTTL  = 24 * time.Hour
+	apiKeyLock = 10 * time.Minute // an automatic retry loop may run for minutes
+)
+
+// idempotent makes one of the lab's own POST endpoints safe to retry: a
+// request that carries an Idempotency-Key runs once; a retry with the same
+// key and body gets the first 2xx answer again, marked Idempotent-Replayed.
+// Requests without a key run as usual.
+func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			vals := c.Request().Header.Values("Idempotency-Key")
+			if len(vals) == 0 {
+				return next(c)
+			}
+			if len(vals) > 1 {
+				return sim.Invalid(sim.FieldError{Field: "Idempotency-Key", Detail: "must be sent once"})
+			}
+			key, err := sim.ParseKey(vals[0])
+			if err != nil {
+				return err
+			}
+			r := c.Request()
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return newProblem(probTooLarge, "")
+				}
+				return newProblem(probValidation, "The request body could not be read.")
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
+			claim, err := engine.Claim(r.Context(), c.Param("lab"), "api "+c.Path(), key, hex.EncodeToString(sum[:]), apiKeyTTL, apiKeyLock)
+			if err != nil {
+				return err
+			}
+			if st := claim.Replay; st != nil {
+				h := c.Response().Header()
+				h.Set("Idempotent-Replayed", "true")
+				if st.Location != "" {
+					h.Set(echo.HeaderLocation, st.Location)
+				}
+				return c.Blob(st.Status, st.ContentType, st.Body)
+			}
+			rec := &teeWriter{ResponseWriter: c.Response().Writer}
+			c.Response().Writer = rec
+			if err := next(c); err != nil {
+				c.Error(err)
+			}
+			res := c.Response()
+			ctx := context.WithoutCancel(r.Context())
+			if res.Status >= 200 && res.Status < 300 {
+				err = claim.Complete(ctx, sim.Stored{Status: res.Status, Body: rec.buf.Bytes(),
+					Location: res.Header().Get(echo.HeaderLocation), ContentType: res.Header().Get(echo.HeaderContentType)})
+			} else {
+				err = claim.Release(ctx)
+			}
+			return err
+		}
+	}
+}
+
+// teeWriter keeps a copy of the body it writes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
+}

@@ -1,0 +1,140 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+)
+
+// problemType is one kind of error answer (RFC 9457): its type URI is
+// /problems/{Slug}, a page of this server that explains it.
+type problemType struct {
+	Slug    string
+	Status  int
+	Title   string
+	Explain string // a few sentences for the problem's page
+}
+
+// The problem types of the API, one per way a request can fail.
+var (
+	probValidation = problemType{"validation-error", http.StatusBadRequest, "The request is not valid",
+		"A field of the request is missing, of the wrong type or out of its range. The errors member lists every field and what is wrong with it. Nothing was written: fix the request and send it again."}
+	probKeyMissing = problemType{"idempotency-key-missing", http.StatusBadRequest, "Idempotency-Key header required",
+		"Under the replay protection the charge endpoint only accepts requests that carry an Idempotency-Key header. Without a key the server cannot tell a retry from a new purchase, so it refuses rather than risk charging twice. Generate a key once per operation (a UUID) and send it with every retry."}
+	probKeyReused = problemType{"idempotency-key-reused", http.StatusUnprocessableEntity, "Idempotency key reused with a different request",
+		"This key was first used with a different request body. A key names one operation: the server keeps the first request's fingerprint and refuses any other body under the same key, as Stripe and the IETF Idempotency-Key draft do. Use a new key for a new operation."}
+	probInFlight = problemType{"request-in-flight", http.StatusConflict, "A request with this key is still in flight",
+		"The first request with this key is still being processed. Retry after the number of seconds in the Retry-After header: you will then get its stored answer. If the first request crashed, its claim expires after the lab's lock timeout and the key can be used again."}
+	probNotFound = problemType{"not-found", http.StatusNotFound, "Not found",
+		"There is no such lab, operation, payment or page. Lab ids are long random strings: check that the address was copied whole."}
+	probMethod = problemType{"method-not-allowed", http.StatusMethodNotAllowed, "Method not allowed",
+		"This address exists but does not accept this HTTP method. The Allow header lists the methods it does accept."}
+	probTooLarge = problemType{"body-too-large", http.StatusRequestEntityTooLarge, "Request body too large",
+		"Request bodies are limited to 64 KiB. A charge request is a few dozen bytes: a larger body is a mistake or an attack."}
+	probMediaType = problemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type",
+		"The API reads JSON only: send the body with the header Content-Type: application/json."}
+	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
+		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe."}
+)
+
+// problemTypes lists every problem type, for the explanation pages.
+func problemTypes() []problemType {
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probInternal}
+}
+
+// Problem is an RFC 9457 problem details object.
+type Problem struct {
+	Type     string           `json:"type"`
+	Title    string           `json:"title"`
+	Status   int              `json:"status"`
+	Detail   string           `json:"detail,omitempty"`
+	Instance string           `json:"instance,omitempty"`
+	Errors   []sim.FieldError `json:"errors,omitempty"`
+
+	retryAfter int // seconds, for 409
+}
+
+// Error makes Problem an error that handlers can return.
+func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
+
+func newProblem(t problemType, detail string) *Problem {
+	return &Problem{Type: "/problems/" + t.Slug, Title: t.Title, Status: t.Status, Detail: detail}
+}
+
+// problemFor maps any error to the problem the client sees: the one place
+// where domain errors become HTTP statuses. Internal details never leak.
+func problemFor(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var se *sim.Error
+	if errors.As(err, &se) {
+		var q *Problem
+		switch se.Code {
+		case sim.EInvalid:
+			q = newProblem(probValidation, se.Message)
+			q.Errors = se.Fields
+		case sim.ENotFound:
+			q = newProblem(probNotFound, se.Message)
+		case sim.EKeyMissing:
+			q = newProblem(probKeyMissing, se.Message)
+		case sim.EKeyReused:
+			q = newProblem(probKeyReused, se.Message)
+		case sim.EInFlight:
+			q = newProblem(probInFlight, se.Message)
+			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
+		default:
+			return newProblem(probInternal, "")
+		}
+		return q
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return newProblem(probNotFound, "There is nothing at this address.")
+		case http.StatusMethodNotAllowed:
+			return newProblem(probMethod, "")
+		case http.StatusRequestEntityTooLarge:
+			return newProblem(probTooLarge, "")
+		case http.StatusUnsupportedMediaType:
+			return newProblem(probMediaType, "")
+		}
+		if he.Code >= 400 && he.Code < 500 {
+			return &Problem{Type: "about:blank", Title: http.StatusText(he.Code), Status: he.Code}
+		}
+	}
+	return newProblem(probInternal, "")
+}
+
+// handleError is Echo's error handler: every error becomes a problem+json
+// answer, logged when it is the server's fault.
+func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		p := problemFor(err)
+		if p.Status >= 500 {
+			log(c, err)
+		}
+		p.Instance = c.Request().URL.Path
+		h := c.Response().Header()
+		if p.retryAfter > 0 {
+			h.Set("Retry-After", strconv.Itoa(p.retryAfter))
+		}
+		h.Set(echo.HeaderContentType, "application/problem+json")
+		if c.Request().Method == http.MethodHead {
+			c.NoContent(p.Status)
+			return
+		}
+		c.JSON(p.Status, p)
+	}
+}

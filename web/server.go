@@ -1,0 +1,49 @@
+// Package web is the lab's HTTP face: the JSON API, the problem pages and
+// (later) the dashboard, all on Echo.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"idemlab/sim"
+)
+
+// NewServer returns the lab's HTTP handler over the given engine.
+func NewServer(engine *sim.Engine, logger *slog.Logger) http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
+		logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	})
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRoutePath: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			logger.Debug("request", "method", v.Method, "path", v.URIPath, "status", v.Status, "latency", v.Latency)
+			return nil
+		},
+	}))
+	e.Use(middleware.Recover())
+	e.Use(secureHeaders)
+	e.Use(limitBody)
+	addRoutes(e, engine)
+	return e
+}
+
+// secureHeaders sets the headers every answer carries: a strict
+// Content-Security-Policy (no inline script or style) and the usual others.
+func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+		return next(c)
+	}
+}
