@@ -182,6 +182,10 @@ func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operatio
 	return e.Operation(ctx, l, op.ID)
 }
 
+// LatestOperation is an alias of the newest operation of a lab, wherever an
+// operation id is expected: "retry the latest operation" needs no id.
+const LatestOperation = "latest"
+
 // Operation returns an operation of the lab with its attempts, or ENotFound.
 func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, error) {
 	var (
@@ -189,8 +193,12 @@ func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, e
 		at string
 	)
 	err := e.store.r.QueryRowContext(ctx, `
-SELECT id, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? AND id = ?`, l.ID, id).
+SELECT id, order_id, amount, key_strategy, key, created_at FROM operations
+WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM operations WHERE lab_id = ?1)))`, l.ID, id).
 		Scan(&op.ID, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
+	if errors.Is(err, sql.ErrNoRows) && id == LatestOperation {
+		return Operation{}, Errorf(ENotFound, "This lab has no operation yet.")
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Operation{}, Errorf(ENotFound, "There is no operation %q in this lab.", id)
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -177,7 +178,11 @@ func handlePayments(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"payments": ps, "count": count, "total": total})
+		return c.JSON(http.StatusOK, struct {
+			Payments []sim.Payment `json:"payments"`
+			Count    int64         `json:"count"` // of the whole ledger
+			Total    int64         `json:"total"` // sum of the whole ledger
+		}{ps, count, total})
 	}
 }
 
@@ -191,7 +196,11 @@ func handlePayment(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, p)
+		b, err := json.Marshal(p) // the same bytes as the charge's 201 answer
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, b)
 	}
 }
 
