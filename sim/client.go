@@ -10,6 +10,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -165,13 +166,18 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 // must be held.
 func (e *Engine) saveAttempt(l *Lab, as *attemptState) {
 	a := &as.a
-	switch {
-	case len(a.Deliveries) > 0:
-		a.Outcome = a.Deliveries[0].Outcome
-	case a.Fate == FateRequestLost || (a.Error != nil && a.Fate != FateSlow):
+	// What the server did: the first copy that reached it decides; while a
+	// copy is still on its way the outcome is pending.
+	slices.SortFunc(a.Deliveries, func(x, y Delivery) int { return x.Copy - y.Copy })
+	a.Outcome = OutcomePending
+	if len(a.Deliveries) == a.Fate.Copies() {
 		a.Outcome = OutcomeNotReached
-	default:
-		a.Outcome = OutcomePending
+	}
+	for _, d := range a.Deliveries {
+		if d.Outcome != OutcomeNotReached {
+			a.Outcome = d.Outcome
+			break
+		}
 	}
 	if as.clientDone {
 		t := e.now().UTC()

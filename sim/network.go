@@ -11,11 +11,13 @@ import (
 	"time"
 )
 
-// Delivery is what the server did with one copy of a request that reached
-// it, as the network saw its answer go by.
+// Delivery is what became of one copy of a request the network passed on:
+// the server's answer, as the network saw it go by, or why it never got one.
 type Delivery struct {
+	Copy    int     `json:"copy"` // 1, or 2 for the second copy of a duplicate
 	Status  int     `json:"status"`
 	Outcome Outcome `json:"outcome"`
+	Error   string  `json:"error,omitempty"` // the server could not be reached
 }
 
 // Network is an http.RoundTripper that plays one fate on every request it
@@ -27,14 +29,26 @@ type Delivery struct {
 //   - slow: the answer comes only after the client's deadline (the client gives up first);
 //   - duplicate: the server receives the request twice; the client sees the first answer.
 //
-// Observe is told of each answer the server gave, in the order of the copies.
-// A slow answer may arrive after RoundTrip has returned: Spawn runs the wait
-// for it under its owner, so that nothing outlives the engine.
+// Whatever the client does, a request that left for the server runs there
+// to its end: Observe is told of every copy's fate when it is known, which may
+// be after RoundTrip has returned (the client timed out). Spawn runs those
+// waits under their owner, so that nothing outlives the engine.
 type Network struct {
 	Fate    Fate
 	Next    http.RoundTripper
 	Observe func(Delivery)
 	Spawn   func(func())
+}
+
+// Copies is how many copies of a request the fate sends to the server.
+func (f Fate) Copies() int {
+	switch f {
+	case FateRequestLost:
+		return 0
+	case FateDuplicate:
+		return 2
+	}
+	return 1
 }
 
 // Errors the simulated network returns to the client. The client cannot tell
@@ -51,75 +65,76 @@ func (n *Network) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch n.Fate {
-	case FateOK:
-		resp, d, err := n.forward(req, body)
-		if err == nil {
-			n.observe(d)
+	ctx := req.Context()
+	var first, second <-chan delivered
+	for copy := 1; copy <= n.Fate.Copies(); copy++ {
+		ch := n.deliver(req, body, copy)
+		if copy == 1 {
+			first = ch
+		} else {
+			second = ch
 		}
-		return resp, err
+	}
+	switch n.Fate {
 	case FateRequestLost:
 		return nil, ErrRequestLost
-	case FateResponseLost:
-		// The server finishes its work even though the client is gone:
-		// the request is detached from the client's cancellation.
-		_, d, err := n.forward(detach(req), body)
-		if err != nil {
-			return nil, err
-		}
-		n.observe(d)
-		return nil, ErrResponseLost
 	case FateSlow:
-		return n.slow(req, body)
-	case FateDuplicate:
-		return n.duplicate(req, body)
+		if _, ok := ctx.Deadline(); !ok {
+			<-first // without a timeout the client waits; here, for the answer
+			return nil, ErrTooSlow
+		}
+		<-ctx.Done()
+		return nil, fmt.Errorf("%w: %w", ErrTooSlow, ctx.Err())
+	case FateOK, FateDuplicate, FateResponseLost:
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case d := <-first:
+			if d.err != nil {
+				return nil, d.err
+			}
+			if n.Fate == FateResponseLost {
+				return nil, ErrResponseLost
+			}
+			if second != nil { // both copies travel together; the first answer wins
+				select {
+				case <-second:
+				case <-ctx.Done():
+				}
+			}
+			return d.resp, nil
+		}
 	}
 	return nil, fmt.Errorf("network: unknown fate %q", n.Fate)
 }
 
-func (n *Network) slow(req *http.Request, body []byte) (*http.Response, error) {
-	ctx := req.Context()
-	late := detach(req)
-	arrived := make(chan struct{})
+type delivered struct {
+	resp *http.Response
+	err  error
+}
+
+// deliver sends one copy of req to the server, detached from the client's
+// cancellation: once on its way, the request reaches the server and the
+// server finishes, whether or not the client still waits.
+func (n *Network) deliver(req *http.Request, body []byte, copy int) <-chan delivered {
+	ch := make(chan delivered, 1)
 	spawn := n.Spawn
 	if spawn == nil {
 		spawn = func(f func()) { go f() }
 	}
+	r := req.Clone(context.WithoutCancel(req.Context()))
 	spawn(func() {
-		defer close(arrived)
-		if _, d, err := n.forward(late, body); err == nil {
-			n.observe(d)
+		resp, d, err := n.forward(r, body)
+		d.Copy = copy
+		if err != nil {
+			d.Outcome, d.Error = OutcomeNotReached, err.Error()
 		}
+		if n.Observe != nil {
+			n.Observe(d)
+		}
+		ch <- delivered{resp, err}
 	})
-	if _, ok := ctx.Deadline(); !ok {
-		<-arrived // a client without a timeout waits for ever on a real slow link; here, for the answer
-		return nil, ErrTooSlow
-	}
-	<-ctx.Done()
-	return nil, fmt.Errorf("%w: %w", ErrTooSlow, ctx.Err())
-}
-
-func (n *Network) duplicate(req *http.Request, body []byte) (*http.Response, error) {
-	type result struct {
-		resp *http.Response
-		d    Delivery
-		err  error
-	}
-	second := make(chan result, 1)
-	copy2 := detach(req)
-	go func() { // joined below before RoundTrip returns
-		r, d, err := n.forward(copy2, body)
-		second <- result{r, d, err}
-	}()
-	resp, d, err := n.forward(req, body)
-	r2 := <-second
-	if err == nil {
-		n.observe(d)
-	}
-	if r2.err == nil {
-		n.observe(r2.d)
-	}
-	return resp, err
+	return ch
 }
 
 // forward sends req to the server and reads the whole answer, so the network
@@ -141,23 +156,12 @@ func (n *Network) forward(req *http.Request, body []byte) (*http.Response, Deliv
 	return resp, Delivery{Status: resp.StatusCode, Outcome: OutcomeOf(resp.StatusCode, resp.Header)}, nil
 }
 
-func (n *Network) observe(d Delivery) {
-	if n.Observe != nil {
-		n.Observe(d)
-	}
-}
-
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil {
 		return nil, nil
 	}
 	defer req.Body.Close()
 	return io.ReadAll(req.Body)
-}
-
-// detach returns a copy of req that the client's timeout does not cancel.
-func detach(req *http.Request) *http.Request {
-	return req.Clone(context.WithoutCancel(req.Context()))
 }
 
 // OutcomeOf tells what the server did from its answer to a charge request.
