@@ -225,13 +225,14 @@ func handleOperations(engine *sim.Engine) echo.HandlerFunc {
 func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
-			chargeBody
-			Fate sim.Fate `json:"fate"`
+			OrderID *string  `json:"order_id"`
+			Amount  *int64   `json:"amount"`
+			Fate    sim.Fate `json:"fate"`
 		}
 		if err := decodeJSON(c, &body, false); err != nil {
 			return err
 		}
-		ch, err := body.charge()
+		ch, err := chargeBody{OrderID: body.OrderID, Amount: body.Amount}.charge()
 		if err != nil {
 			return err
 		}

@@ -194,3 +194,14 @@ func TestLatestOperationAlias(t *testing.T) {
 		t.Errorf("retry of latest went to %s with %d attempts, want %s with 2", op.ID, len(op.Attempts), second.ID)
 	}
 }
+
+// HEAD is answered wherever GET is (RFC 9110), without a body.
+func TestHeadAnswersLikeGet(t *testing.T) {
+	s := startServer(t)
+	for _, path := range []string{"/healthz", "/api/v1/labs/demo/payments", "/api/v1/labs/demo/settings", "/problems/not-found"} {
+		r := s.do("HEAD", path, "")
+		if r.Status != http.StatusOK || len(r.Body) != 0 {
+			t.Errorf("HEAD %s: %d with %d bytes, want 200 and no body", path, r.Status, len(r.Body))
+		}
+	}
+}

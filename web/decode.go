@@ -103,6 +103,10 @@ func typeWord(e *json.UnmarshalTypeError) string {
 		return "a string"
 	case "bool":
 		return "true or false"
+	case "struct", "map":
+		return "a JSON object"
+	case "slice", "array":
+		return "a JSON array"
 	}
 	return "of type " + e.Type.String()
 }

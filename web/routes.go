@@ -9,10 +9,11 @@ import (
 
 // addRoutes maps the whole HTTP surface of the lab.
 func addRoutes(e *echo.Echo, engine *sim.Engine) {
-	e.GET("/", handleHome())
-	e.GET("/healthz", handleHealth(engine))
-	e.GET("/problems", handleProblemIndex())
-	e.GET("/problems/:slug", handleProblemPage())
+	root := e.Group("")
+	get(root, "/", handleHome())
+	get(root, "/healthz", handleHealth(engine))
+	get(root, "/problems", handleProblemIndex())
+	get(root, "/problems/:slug", handleProblemPage())
 	e.StaticFS("/static", static.Files)
 
 	// lab loads the lab named in the path before the handler runs; own
@@ -21,15 +22,22 @@ func addRoutes(e *echo.Echo, engine *sim.Engine) {
 	once := idempotent(engine)
 	api := e.Group("/api/v1")
 	api.POST("/labs", handleCreateLab(engine), once)
-	api.GET("/labs/:lab/settings", handleGetSettings(), lab)
+	get(api, "/labs/:lab/settings", handleGetSettings(), lab)
 	api.PATCH("/labs/:lab/settings", handlePatchSettings(engine), lab)
 	api.POST("/labs/:lab/charges", handleCharge(engine), lab)
-	api.GET("/labs/:lab/payments", handlePayments(engine), lab)
-	api.GET("/labs/:lab/payments/:id", handlePayment(engine), lab)
-	api.GET("/labs/:lab/operations", handleOperations(engine), lab)
+	get(api, "/labs/:lab/payments", handlePayments(engine), lab)
+	get(api, "/labs/:lab/payments/:id", handlePayment(engine), lab)
+	get(api, "/labs/:lab/operations", handleOperations(engine), lab)
 	api.POST("/labs/:lab/operations", handleStartOperation(engine), lab, once)
-	api.GET("/labs/:lab/operations/:op", handleOperation(engine), lab)
+	get(api, "/labs/:lab/operations/:op", handleOperation(engine), lab)
 	api.POST("/labs/:lab/operations/:op/retry", handleRetry(engine), lab, once)
 	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
+}
+
+// get registers a GET route and its HEAD twin (RFC 9110: a server that
+// answers GET answers HEAD; net/http drops the body).
+func get(g *echo.Group, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.GET(path, h, m...)
+	g.HEAD(path, h, m...)
 }

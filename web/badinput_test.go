@@ -1,0 +1,522 @@
+package web_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"idemlab/sim"
+)
+
+// badKey is the Idempotency-Key that every bad request carries unless its
+// case says otherwise. After all cases it must still be free in every lab:
+// nothing, not even an idempotency record, is written for a rejected request.
+const badKey = "bad-input-key-1"
+
+// The placeholders of a badCase path: {lab} is the lab's API prefix,
+// /api/v1/labs/{id}; {op} the id of an operation that exists in that lab.
+const (
+	unknownLab   = "/api/v1/labs/AAAAAAAAAAAAAAAAAAAAAA" // the shape of a lab id, but no such lab
+	malformedLab = "/api/v1/labs/not*a*lab"
+)
+
+// badCase is one bad request and the problem it must get.
+type badCase struct {
+	name    string
+	method  string   // default POST
+	path    string   // with {lab} and {op} placeholders; default {lab}/charges
+	body    string   // sent as is, with Content-Type: application/json unless headers say otherwise
+	headers []string // pairs for s.do; nil means Idempotency-Key: badKey. A "" value deletes the header.
+	only    string   // run only in the lab with this protection
+	// build, when set, makes the request instead of s.do (for what s.do cannot send).
+	build func(url string) *http.Request
+
+	status int
+	typ    string // problem type, /problems/…
+	field  string // for validation errors: a field the errors array must name
+}
+
+func key(k string) []string { return []string{"Idempotency-Key", k} }
+
+const validCharge = `{"order_id":"order-42","amount":1500}`
+
+// bigBody is a valid-looking charge of about 70 KiB: over the 64 KiB limit.
+func bigBody() string { return `{"order_id":"` + strings.Repeat("a", 70<<10) + `","amount":1500}` }
+
+// chunked builds a POST whose length the client does not know, so it goes
+// out with Transfer-Encoding: chunked and no Content-Length.
+func chunked(body string, headers ...string) func(url string) *http.Request {
+	return func(url string) *http.Request {
+		half := len(body) / 2
+		req, err := http.NewRequest(http.MethodPost, url, io.MultiReader(strings.NewReader(body[:half]), strings.NewReader(body[half:])))
+		if err != nil {
+			panic(err)
+		}
+		req.ContentLength = -1
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		return req
+	}
+}
+
+const (
+	pValidation = "/problems/validation-error"
+	pNotFound   = "/problems/not-found"
+	pKeyMissing = "/problems/idempotency-key-missing"
+	pTooLarge   = "/problems/body-too-large"
+	pMediaType  = "/problems/unsupported-media-type"
+	pMethod     = "/problems/method-not-allowed"
+	pKeyReused  = "/problems/idempotency-key-reused"
+	pInFlight   = "/problems/request-in-flight"
+)
+
+// badCases is the table; the charge cases also seed FuzzCharge.
+var badCases = []badCase{
+	// The body's syntax.
+	{name: "malformed JSON", body: `{"order_id": "order-42", "amount": 1500,,}`, status: 400, typ: pValidation},
+	{name: "truncated JSON", body: `{"order_id": "order-42", "amo`, status: 400, typ: pValidation},
+	{name: "JSON array", body: `[{"order_id":"order-42","amount":1500}]`, status: 400, typ: pValidation},
+	{name: "JSON string", body: `"order-42"`, status: 400, typ: pValidation},
+	{name: "empty body", body: "", headers: []string{"Content-Type", "application/json", "Idempotency-Key", badKey}, status: 400, typ: pValidation},
+	{name: "whitespace body", body: " \n\t ", status: 400, typ: pValidation},
+	{name: "two objects", body: validCharge + validCharge, status: 400, typ: pValidation},
+	{name: "object then garbage", body: validCharge + ` x`, status: 400, typ: pValidation},
+	// Types.
+	{name: "amount string", body: `{"order_id":"order-42","amount":"1500"}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount float", body: `{"order_id":"order-42","amount":1500.5}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount bool", body: `{"order_id":"order-42","amount":true}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount object", body: `{"order_id":"order-42","amount":{"v":1}}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "order_id number", body: `{"order_id":42,"amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id array", body: `{"order_id":["order-42"],"amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	// Ranges.
+	{name: "amount 1e20", body: `{"order_id":"order-42","amount":1e20}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount 20 digits", body: `{"order_id":"order-42","amount":99999999999999999999}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount 0", body: `{"order_id":"order-42","amount":0}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount negative", body: `{"order_id":"order-42","amount":-1500}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount over max", body: `{"order_id":"order-42","amount":1000000001}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount int64 min", body: `{"order_id":"order-42","amount":-9223372036854775808}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "order_id empty", body: `{"order_id":"","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id 65 chars", body: `{"order_id":"` + strings.Repeat("o", 65) + `","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id spaces", body: `{"order_id":"order 42","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id unicode", body: `{"order_id":"заказ-42","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id script", body: `{"order_id":"<script>alert(1)</script>","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id NUL", body: `{"order_id":"order\u0000","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	// Presence.
+	{name: "missing order_id", body: `{"amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "missing amount", body: `{"order_id":"order-42"}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "empty object", body: `{}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "null values", body: `{"order_id":null,"amount":null}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "null body", body: `null`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "unknown field", body: `{"order_id":"order-42","amount":1500,"currency":"RUB"}`, status: 400, typ: pValidation, field: "currency"},
+	// The Idempotency-Key header.
+	{name: "key empty", build: func(url string) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(validCharge))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header["Idempotency-Key"] = []string{""}
+		return req
+	}, status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key 256 chars", body: validCharge, headers: key(strings.Repeat("k", 256)), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key quoted 256 chars", body: validCharge, headers: key(`"` + strings.Repeat("k", 256) + `"`), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key control char", body: validCharge, headers: key("ab\tcd"), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key space", body: validCharge, headers: key("ab cd"), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key non-ASCII", body: validCharge, headers: key("ключ-42"), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key quoted unterminated", body: validCharge, headers: key(`"abc`), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key quoted empty", body: validCharge, headers: key(`""`), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key quoted bad escape", body: validCharge, headers: key(`"a\b"`), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key quoted inner quote", body: validCharge, headers: key(`"a"b"`), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key twice", body: validCharge, headers: []string{"Idempotency-Key", "k-1", "Idempotency-Key", "k-2"}, status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key twice same", body: validCharge, headers: []string{"Idempotency-Key", "k-1", "Idempotency-Key", "k-1"}, status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key bad and body bad", body: `{"order_id":"order-42","amount":0}`, headers: key("ab cd"), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	{name: "key missing", only: "replay", body: validCharge, headers: []string{}, status: 400, typ: pKeyMissing},
+	// Media type and size.
+	{name: "text/plain", body: validCharge, headers: []string{"Content-Type", "", "Content-Type", "text/plain", "Idempotency-Key", badKey}, status: 415, typ: pMediaType},
+	{name: "form", body: "order_id=order-42&amount=1500", headers: []string{"Content-Type", "", "Content-Type", "application/x-www-form-urlencoded", "Idempotency-Key", badKey}, status: 415, typ: pMediaType},
+	{name: "no content type", body: validCharge, headers: []string{"Content-Type", "", "Idempotency-Key", badKey}, status: 415, typ: pMediaType},
+	{name: "70 KiB with length", body: bigBody(), status: 413, typ: pTooLarge},
+	{name: "70 KiB chunked", build: chunked(bigBody(), "Idempotency-Key", badKey), status: 413, typ: pTooLarge},
+	{name: "70 KiB chunked operation", path: "{lab}/operations", build: chunked(bigBody(), "Idempotency-Key", badKey), status: 413, typ: pTooLarge},
+	// Labs and operations that do not exist.
+	{name: "unknown lab", path: unknownLab + "/charges", body: validCharge, status: 404, typ: pNotFound},
+	{name: "malformed lab", path: malformedLab + "/charges", body: validCharge, status: 404, typ: pNotFound},
+	{name: "unknown lab settings", method: "GET", path: unknownLab + "/settings", headers: []string{}, status: 404, typ: pNotFound},
+	{name: "unknown lab payments", method: "GET", path: unknownLab + "/payments", headers: []string{}, status: 404, typ: pNotFound},
+	{name: "unknown payment", method: "GET", path: "{lab}/payments/999999", headers: []string{}, status: 404, typ: pNotFound},
+	{name: "payment id not a number", method: "GET", path: "{lab}/payments/abc", headers: []string{}, status: 404, typ: pNotFound},
+	{name: "unknown operation", method: "GET", path: "{lab}/operations/op-0000000000000000", headers: []string{}, status: 404, typ: pNotFound},
+	{name: "unknown operation retry", path: "{lab}/operations/op-0000000000000000/retry", body: `{"with_key":true}`, status: 404, typ: pNotFound},
+	{name: "unknown operation race", path: "{lab}/operations/op-0000000000000000/race", body: `{"parallel":2}`, status: 404, typ: pNotFound},
+	{name: "unknown route", method: "GET", path: "{lab}/nothing-here", headers: []string{}, status: 404, typ: pNotFound},
+	// Operations.
+	{name: "race parallel 1", path: "{lab}/operations/{op}/race", body: `{"parallel":1}`, status: 400, typ: pValidation, field: "parallel"},
+	{name: "race parallel 65", path: "{lab}/operations/{op}/race", body: `{"parallel":65}`, status: 400, typ: pValidation, field: "parallel"},
+	{name: "race parallel missing", path: "{lab}/operations/{op}/race", body: `{}`, status: 400, typ: pValidation, field: "parallel"},
+	{name: "race parallel string", path: "{lab}/operations/{op}/race", body: `{"parallel":"2"}`, status: 400, typ: pValidation, field: "parallel"},
+	{name: "retry unknown fate", path: "{lab}/operations/{op}/retry", body: `{"fate":"lost"}`, status: 400, typ: pValidation, field: "fate"},
+	{name: "retry with_key string", path: "{lab}/operations/{op}/retry", body: `{"with_key":"yes"}`, status: 400, typ: pValidation, field: "with_key"},
+	{name: "operation amount 0", path: "{lab}/operations", body: `{"order_id":"order-42","amount":0}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "operation unknown fate", path: "{lab}/operations", body: `{"order_id":"order-42","amount":1500,"fate":"lost"}`, status: 400, typ: pValidation, field: "fate"},
+	{name: "operation order_id number", path: "{lab}/operations", body: `{"order_id":42,"amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "operation amount string", path: "{lab}/operations", body: `{"order_id":"order-42","amount":"1500"}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "operation fate number", path: "{lab}/operations", body: `{"order_id":"order-42","amount":1500,"fate":1}`, status: 400, typ: pValidation, field: "fate"},
+	{name: "operation bad key", path: "{lab}/operations", body: `{"order_id":"order-42","amount":1500}`, headers: key("ab cd"), status: 400, typ: pValidation, field: "Idempotency-Key"},
+	// Settings.
+	{name: "settings unknown field", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none","colour":"red"}`, status: 400, typ: pValidation, field: "colour"},
+	{name: "settings unknown protection", method: "PATCH", path: "{lab}/settings", body: `{"protection":"magic"}`, status: 400, typ: pValidation, field: "protection"},
+	{name: "settings unknown key strategy", method: "PATCH", path: "{lab}/settings", body: `{"key_strategy":"random"}`, status: 400, typ: pValidation, field: "key_strategy"},
+	{name: "settings client_timeout_ms 10", method: "PATCH", path: "{lab}/settings", body: `{"client_timeout_ms":10}`, status: 400, typ: pValidation, field: "client_timeout_ms"},
+	{name: "settings max_attempts 0", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"max_attempts":0}}`, status: 400, typ: pValidation, field: "retry.max_attempts"},
+	{name: "settings cap below base", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"base_ms":500,"cap_ms":100}}`, status: 400, typ: pValidation, field: "retry.cap_ms"},
+	{name: "settings unknown nested field", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"max_attempts":3,"colour":"red"}}`, status: 400, typ: pValidation, field: "retry.colour"},
+	{name: "settings retry not an object", method: "PATCH", path: "{lab}/settings", body: `{"retry":5}`, status: 400, typ: pValidation, field: "retry"},
+	{name: "settings key_ttl_s 0", method: "PATCH", path: "{lab}/settings", body: `{"key_ttl_s":0}`, status: 400, typ: pValidation, field: "key_ttl_s"},
+	{name: "settings seed negative", method: "PATCH", path: "{lab}/settings", body: `{"seed":-1}`, status: 400, typ: pValidation, field: "seed"},
+	{name: "settings one good one bad", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none","server_delay_ms":-5}`, status: 400, typ: pValidation, field: "server_delay_ms"},
+	{name: "settings text/plain", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none"}`, headers: []string{"Content-Type", "", "Content-Type", "text/plain"}, status: 415, typ: pMediaType},
+	// Methods and queries.
+	{name: "GET charges", method: "GET", path: "{lab}/charges", headers: []string{}, status: 405, typ: pMethod},
+	{name: "DELETE settings", method: "DELETE", path: "{lab}/settings", headers: []string{}, status: 405, typ: pMethod},
+	{name: "PUT payments", method: "PUT", path: "{lab}/payments", body: `{}`, status: 405, typ: pMethod},
+	{name: "payments limit 0", method: "GET", path: "{lab}/payments?limit=0", headers: []string{}, status: 400, typ: pValidation, field: "limit"},
+	{name: "payments limit abc", method: "GET", path: "{lab}/payments?limit=abc", headers: []string{}, status: 400, typ: pValidation, field: "limit"},
+	{name: "payments limit 1001", method: "GET", path: "{lab}/payments?limit=1001", headers: []string{}, status: 400, typ: pValidation, field: "limit"},
+	{name: "payments offset negative", method: "GET", path: "{lab}/payments?offset=-1", headers: []string{}, status: 400, typ: pValidation, field: "offset"},
+	{name: "operations limit 0", method: "GET", path: "{lab}/operations?limit=0", headers: []string{}, status: 400, typ: pValidation, field: "limit"},
+}
+
+// labState is what a bad request must leave untouched.
+type labState struct {
+	Ledger     ledger
+	Settings   map[string]any
+	Operations []sim.Operation
+}
+
+func (s *testServer) state(prefix string) labState {
+	s.tb.Helper()
+	var st labState
+	st.Ledger = s.ledger(prefix)
+	st.Settings = s.must(http.StatusOK, "GET", prefix+"/settings", "").JSON(s.tb)
+	ops := decode[struct {
+		Operations []sim.Operation `json:"operations"`
+	}](s.tb, s.must(http.StatusOK, "GET", prefix+"/operations?limit=100", "").Body)
+	st.Operations = ops.Operations
+	return st
+}
+
+// problemBody is an RFC 9457 answer as the API sends it.
+type problemBody struct {
+	Type   string           `json:"type"`
+	Title  string           `json:"title"`
+	Status int              `json:"status"`
+	Detail string           `json:"detail"`
+	Errors []sim.FieldError `json:"errors"`
+}
+
+// checkProblem asserts that r is the problem+json answer of the given status
+// and type, naming field (when not "") in its errors, and returns it.
+func checkProblem(t testing.TB, r response, status int, typ, field string) problemBody {
+	t.Helper()
+	if r.Status != status {
+		t.Errorf("status %d, want %d\n%s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt != "application/problem+json" {
+			t.Errorf("Content-Type %q, want application/problem+json", ct)
+		}
+	}
+	var p problemBody
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		t.Fatalf("problem body is not JSON: %v\n%s", err, r.Body)
+	}
+	if !strings.HasPrefix(p.Type, "/problems/") {
+		t.Errorf("type %q is not a /problems/ path", p.Type)
+	}
+	if p.Type != typ {
+		t.Errorf("type %q, want %q (%s)", p.Type, typ, r.Body)
+	}
+	if p.Status != r.Status {
+		t.Errorf("body status %d, HTTP status %d", p.Status, r.Status)
+	}
+	if p.Title == "" {
+		t.Errorf("problem without a title: %s", r.Body)
+	}
+	// Internals never leak into an answer: Go type names, decoder or
+	// database messages.
+	for _, leak := range []string{"sim.", "json:", "sqlite", "SQL", "struct", "int64", "goroutine"} {
+		if strings.Contains(string(r.Body), leak) {
+			t.Errorf("the problem leaks %q: %s", leak, r.Body)
+		}
+	}
+	if field != "" {
+		found := false
+		for _, fe := range p.Errors {
+			if fe.Field == field && fe.Detail != "" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("errors %+v do not name field %q", p.Errors, field)
+		}
+	}
+	return p
+}
+
+// problemPages checks that every problem type answers with an HTML page,
+// fetching each once.
+type problemPages struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (pp *problemPages) check(t testing.TB, s *testServer, typ string) {
+	t.Helper()
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.seen == nil {
+		pp.seen = map[string]bool{}
+	}
+	if pp.seen[typ] || !strings.HasPrefix(typ, "/") {
+		return
+	}
+	pp.seen[typ] = true
+	r := s.do("GET", typ, "")
+	if r.Status != http.StatusOK {
+		t.Errorf("GET %s: status %d, want 200", typ, r.Status)
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "text/html" {
+		t.Errorf("GET %s: Content-Type %q, want text/html", typ, r.Header.Get("Content-Type"))
+	}
+	if !strings.Contains(strings.ToLower(string(r.Body)), "<html") {
+		t.Errorf("GET %s: not an HTML page:\n%.300s", typ, r.Body)
+	}
+}
+
+// send makes the request of a case against the lab at prefix.
+func (s *testServer) send(c badCase, prefix, opID string) response {
+	s.tb.Helper()
+	path := c.path
+	if path == "" {
+		path = "{lab}/charges"
+	}
+	path = strings.NewReplacer("{lab}", prefix, "{op}", opID).Replace(path)
+	if c.build != nil {
+		req := c.build(s.URL + path)
+		resp, err := s.client.Do(req)
+		if err != nil {
+			s.tb.Fatalf("%s %s: %v", req.Method, path, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			s.tb.Fatalf("%s %s: read body: %v", req.Method, path, err)
+		}
+		return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	}
+	method := c.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	headers := c.headers
+	if headers == nil {
+		headers = key(badKey)
+	}
+	return s.do(method, path, c.body, headers...)
+}
+
+// TestBadInput sends every bad request of the table to a lab under each of
+// the protections replay and unique, and checks that each gets its problem
+// answer and that none of them changed anything.
+func TestBadInput(t *testing.T) {
+	s := startServer(t)
+	type labUnder struct {
+		protection, prefix, opID string
+	}
+	var labs []labUnder
+	for _, prot := range []string{"replay", "unique"} {
+		prefix := s.newLab(`{"protection":"` + prot + `","key_strategy":"uuid"}`)
+		// A ledger that is not empty, and an operation for the retry and race cases.
+		s.must(http.StatusCreated, "POST", prefix+"/charges", `{"order_id":"order-1","amount":100}`, "Idempotency-Key", "setup-1")
+		op := s.operation(prefix, `{"order_id":"order-2","amount":200}`)
+		labs = append(labs, labUnder{prot, prefix, op.ID})
+	}
+	before := map[string]labState{}
+	for _, l := range labs {
+		before[l.prefix] = s.state(l.prefix)
+		if got := before[l.prefix].Ledger.Count; got != 2 {
+			t.Fatalf("lab %s: setup made %d payments, want 2", l.protection, got)
+		}
+	}
+
+	var pages problemPages
+	var fivexx []string
+	ran := 0
+	for _, c := range badCases {
+		for _, l := range labs {
+			if c.only != "" && c.only != l.protection {
+				continue
+			}
+			t.Run(l.protection+"/"+c.name, func(t *testing.T) {
+				ts := *s
+				ts.tb = t
+				r := ts.send(c, l.prefix, l.opID)
+				ran++
+				if r.Status >= 500 {
+					fivexx = append(fivexx, c.name)
+				}
+				p := checkProblem(t, r, c.status, c.typ, c.field)
+				pages.check(t, &ts, p.Type)
+			})
+		}
+	}
+	if ran < 60 {
+		t.Errorf("only %d requests ran", ran)
+	}
+	if len(fivexx) > 0 {
+		t.Errorf("5xx answers to %q", fivexx)
+	}
+
+	for _, l := range labs {
+		if diff := cmp.Diff(before[l.prefix], s.state(l.prefix)); diff != "" {
+			t.Errorf("lab %s changed under bad requests (-before +after):\n%s", l.protection, diff)
+		}
+	}
+	// Nothing was written for the rejected requests: the key they all
+	// carried is still free, so a valid charge with it is a new charge.
+	for _, l := range labs {
+		r := s.do("POST", l.prefix+"/charges", `{"order_id":"order-3","amount":300}`, "Idempotency-Key", badKey)
+		if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("lab %s: a valid charge with the key of the rejected requests: %d %v\n%s", l.protection, r.Status, r.Header, r.Body)
+		}
+		if got := s.ledger(l.prefix).Count; got != 3 {
+			t.Errorf("lab %s: %d payments after one more valid charge, want 3", l.protection, got)
+		}
+	}
+}
+
+// validChargeBody tells whether body is a valid charge by the spec: one JSON
+// object with a valid order_id and amount and nothing else.
+func validChargeBody(body []byte) (sim.Charge, bool) {
+	var b struct {
+		OrderID *string `json:"order_id"`
+		Amount  *int64  `json:"amount"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil || b.OrderID == nil || b.Amount == nil {
+		return sim.Charge{}, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return sim.Charge{}, false
+	}
+	c := sim.Charge{OrderID: *b.OrderID, Amount: *b.Amount}
+	return c, c.Validate() == nil
+}
+
+// sendable reports whether Go's client will send v as a header value.
+func sendable(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzCharge sends arbitrary bodies and keys to the charge endpoint of a lab
+// under replay: never a 5xx; a 201 only for a valid charge with a valid key,
+// a new payment only for a key not seen before; nothing written otherwise.
+func FuzzCharge(f *testing.F) {
+	for _, c := range badCases {
+		if (c.path == "" || c.path == "{lab}/charges") && c.method == "" && c.build == nil && len(c.body) < 1024 {
+			k := badKey
+			if c.headers != nil {
+				k = ""
+				for i := 0; i+1 < len(c.headers); i += 2 {
+					if c.headers[i] == "Idempotency-Key" {
+						k = c.headers[i+1]
+					}
+				}
+			}
+			f.Add([]byte(c.body), k)
+		}
+	}
+	f.Add([]byte(validCharge), "fuzz-1")
+	f.Add([]byte(`{"amount":1500,"order_id":"order-42"}`), "fuzz-1")
+	f.Add([]byte(`{"order_id":"order-43","amount":1}`), `"fuzz-1"`)
+	f.Add([]byte(`{"Order_ID":"order-42","AMOUNT":1500}`), " fuzz-2 ")
+
+	s := startServer(f)
+	prefix := s.newLab(`{"protection":"replay"}`)
+	var mu sync.Mutex
+	seen := map[string]string{} // key → canonical body of its first charge
+	f.Fuzz(func(t *testing.T, body []byte, k string) {
+		if !sendable(k) {
+			t.Skip("Go's client refuses to send this header value")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ts := *s
+		ts.tb = t
+		count := ts.ledger(prefix).Count
+		var r response
+		if k == "" {
+			r = ts.do("POST", prefix+"/charges", string(body))
+		} else {
+			r = ts.do("POST", prefix+"/charges", string(body), "Idempotency-Key", k)
+		}
+		after := ts.ledger(prefix).Count
+		if r.Status >= 500 {
+			t.Fatalf("5xx: %d\n%s", r.Status, r.Body)
+		}
+		if r.Status >= 300 && after != count {
+			t.Fatalf("status %d, but the ledger went from %d to %d payments", r.Status, count, after)
+		}
+		if r.Status >= 400 {
+			checkProblem(t, r, r.Status, mustType(t, r), "")
+		}
+		ch, valid := validChargeBody(body)
+		parsed, keyErr := sim.ParseKey(strings.Trim(k, " \t"))
+		keyOK := k != "" && keyErr == nil
+		if r.Status == http.StatusCreated && !(valid && keyOK) {
+			t.Fatalf("201 for an invalid charge (body valid %v, key valid %v)\n%s", valid, keyOK, r.Body)
+		}
+		if !valid || !keyOK {
+			if r.Status < 400 || r.Status >= 500 {
+				t.Fatalf("status %d for an invalid charge (body valid %v, key valid %v)\n%s", r.Status, valid, keyOK, r.Body)
+			}
+			return
+		}
+		switch first, ok := seen[parsed]; {
+		case !ok:
+			if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "" || after != count+1 {
+				t.Fatalf("a new key: status %d, replayed %q, payments %d → %d\n%s", r.Status, r.Header.Get("Idempotent-Replayed"), count, after, r.Body)
+			}
+			seen[parsed] = string(ch.Body())
+		case first == string(ch.Body()):
+			if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" || after != count {
+				t.Fatalf("a repeated key and body: status %d, replayed %q, payments %d → %d\n%s", r.Status, r.Header.Get("Idempotent-Replayed"), count, after, r.Body)
+			}
+		default:
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("a repeated key with another body: status %d, want 422\n%s", r.Status, r.Body)
+			}
+		}
+	})
+}
+
+func mustType(t testing.TB, r response) string {
+	t.Helper()
+	var p problemBody
+	json.Unmarshal(r.Body, &p)
+	return p.Type
+}
