@@ -267,27 +267,9 @@ func TestReplayKeysPerLab(t *testing.T) {
 	}
 }
 
-// clock is a time source the test moves forward by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestReplayKeyExpiry: after key_ttl_s the key is forgotten and charges again.
 func TestReplayKeyExpiry(t *testing.T) {
-	clk := &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := startServer(t, withClock(clk.Now))
 	prefix := replayLab(s, `,"key_ttl_s":1`)
 	const body = `{"order_id":"order-42","amount":1500}`

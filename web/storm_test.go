@@ -107,24 +107,6 @@ func TestCheckThenInsertRace(t *testing.T) {
 	}
 }
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // A record left in flight by a crashed request blocks its key with 409 only
 // until lock_timeout_ms; then a retry claims it and charges exactly once.
 func TestCrashedClaimBecomesClaimable(t *testing.T) {
