@@ -1,0 +1,181 @@
+package web_test
+
+// Benchmarks of the charge endpoint, against a bare SQLite insert as the
+// baseline. They measure; they assert nothing about time. Compare medians and
+// ratios from the same run (benchstat), never single absolute times:
+//
+//	go test -run '^$' -bench 'BareInsert|Charge' -count 8 -benchtime 2000x ./web/ | tee bench.txt
+//	benchstat bench.txt
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"idemlab/sim"
+)
+
+// benchDSN is the lab's writer DSN (sim.Open): WAL, synchronous=NORMAL,
+// immediate transactions.
+const benchDSN = "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+
+// BenchmarkBareInsert is the floor under every charge: one single-row INSERT
+// transaction (BEGIN; INSERT; COMMIT) into the lab's own payments table, on a
+// file database opened as the lab opens it, from one goroutine, no HTTP.
+func BenchmarkBareInsert(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bare.db")
+	ctx := context.Background()
+	// sim.Open creates the real schema (table, UNIQUE constraint, index);
+	// sim exposes no raw statement, so the inserts go through a *sql.DB of
+	// our own with the same DSN and a single connection.
+	st, err := sim.Open(ctx, path)
+	if err != nil {
+		b.Fatalf("open store: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		b.Fatalf("close store: %v", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+benchDSN)
+	if err != nil {
+		b.Fatalf("open: %v", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	b.Cleanup(func() { db.Close() })
+	const insert = `INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	one := func(i int) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatalf("begin: %v", err)
+		}
+		n := strconv.Itoa(i)
+		if _, err := tx.ExecContext(ctx, insert, "bench", "order-"+n, 100, "key-"+n, nil,
+			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			b.Fatalf("insert: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatalf("commit: %v", err)
+		}
+	}
+	one(-1) // warm the connection
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		one(i)
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inserts/s")
+}
+
+// BenchmarkCharge sends new charges (a fresh key and order id each) to a
+// file-backed lab over loopback HTTP, under each protection: one client
+// goroutine on one keep-alive connection.
+func BenchmarkCharge(b *testing.B) {
+	for _, p := range []struct{ name, settings string }{
+		{"none", `{"protection":"none"}`},
+		{"check-then-insert", `{"protection":"check-then-insert","check_gap_ms":0}`},
+		{"unique", `{"protection":"unique"}`},
+		{"on-conflict", `{"protection":"on-conflict"}`},
+		{"replay", `{"protection":"replay"}`},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			c := newChargeClient(b, p.settings)
+			c.charge(http.StatusCreated, "warm", false) // connection up, lab cached
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c.charge(http.StatusCreated, "n"+strconv.Itoa(i), false)
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "charges/s")
+			c.done(int64(b.N) + 1)
+		})
+	}
+}
+
+// BenchmarkChargeReplayed retries one key that has already been charged,
+// under replay: every request takes the replayed-answer path.
+func BenchmarkChargeReplayed(b *testing.B) {
+	c := newChargeClient(b, `{"protection":"replay"}`)
+	c.charge(http.StatusCreated, "once", false)
+	c.charge(http.StatusCreated, "once", true) // the first replay, outside the timer
+	b.ReportAllocs()
+	for b.Loop() {
+		c.charge(http.StatusCreated, "once", true)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "charges/s")
+	c.done(1)
+}
+
+// chargeClient posts charges to one lab as lean as net/http allows, so the
+// client's own cost is small and the same under every protection.
+type chargeClient struct {
+	b      *testing.B
+	s      *testServer
+	prefix string
+	url    string
+	ctx    context.Context
+	dialed int // connections not taken from the idle pool
+}
+
+func newChargeClient(b *testing.B, settings string) *chargeClient {
+	b.Helper()
+	s := startServer(b, withDB(filepath.Join(b.TempDir(), "lab.db")))
+	prefix := s.newLab(settings)
+	c := &chargeClient{b: b, s: s, prefix: prefix, url: s.URL + prefix + "/charges"}
+	c.ctx = httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) {
+			if !ci.Reused {
+				c.dialed++
+			}
+		},
+	})
+	return c
+}
+
+// charge posts one charge with order id and key id, and fails the benchmark
+// unless the answer has the status (and, when replayed is set, is marked
+// Idempotent-Replayed).
+func (c *chargeClient) charge(status int, id string, replayed bool) {
+	body := sim.Charge{OrderID: "order-" + id, Amount: 100}.Body()
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		c.b.Fatalf("new request: %v", err)
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	req.Header["Idempotency-Key"] = []string{"key-" + id}
+	resp, err := c.s.client.Do(req)
+	if err != nil {
+		c.b.Fatalf("charge %s: %v", id, err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		c.b.Fatalf("charge %s: read body: %v", id, err)
+	}
+	if resp.StatusCode != status {
+		c.b.Fatalf("charge %s: status %d, want %d", id, resp.StatusCode, status)
+	}
+	if got := resp.Header.Get("Idempotent-Replayed") == "true"; got != replayed {
+		c.b.Fatalf("charge %s: replayed %v, want %v", id, got, replayed)
+	}
+}
+
+// done checks, outside the timer, that every request went over one
+// connection and that the ledger holds the expected number of payments.
+func (c *chargeClient) done(payments int64) {
+	c.b.Helper()
+	if c.dialed > 1 { // 0 when the connection that created the lab was reused
+		c.b.Fatalf("charges used %d new connections, want at most 1 kept alive", c.dialed)
+	}
+	if got := c.s.ledger(c.prefix).Count; got != payments {
+		c.b.Fatalf("ledger holds %d payments, want %d", got, payments)
+	}
+}
