@@ -127,19 +127,16 @@ func pause(ms int) {
 	}
 }
 
-// insertPayment writes one payment. dedup is the value of the column the
-// UNIQUE constraint guards (nil: unguarded).
-func (e *Engine) insertPayment(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, l *Lab, c Charge, dedup *string, onConflict bool) (*Payment, error) {
+// insertPayment writes one payment, in tx or on its own. dedup is the value
+// of the column the UNIQUE constraint guards (nil: unguarded).
+func (e *Engine) insertPayment(ctx context.Context, tx *sql.Tx, l *Lab, c Charge, dedup *string, onConflict bool) (*Payment, error) {
 	now := e.now().UTC()
-	query := `INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	st := e.store.q.insertPayment
 	if onConflict {
-		query += ` ON CONFLICT (lab_id, dedup_key) DO NOTHING`
+		st = e.store.q.insertPaymentOnConflict
 	}
 	p := &Payment{OrderID: c.OrderID, Amount: c.Amount, IdempotencyKey: c.Key, CreatedAt: now}
-	err := q.QueryRowContext(ctx, query+` RETURNING id`,
-		l.ID, c.OrderID, c.Amount, c.Key, dedup, now.Format(time.RFC3339Nano)).Scan(&p.ID)
+	err := in(ctx, tx, st).QueryRowContext(ctx, l.ID, c.OrderID, c.Amount, c.Key, dedup, now.Format(time.RFC3339Nano)).Scan(&p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +161,7 @@ func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings,
 	if unique {
 		dedup = c.Key
 	}
-	p, err := e.insertPayment(ctx, e.store.w, l, c, dedup, false)
+	p, err := e.insertPayment(ctx, nil, l, c, dedup, false)
 	if unique && isUniqueViolation(err) {
 		return ChargeResult{Outcome: OutcomeDuplicate}, nil
 	}
@@ -180,8 +177,7 @@ func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings,
 func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
 	if c.Key != nil {
 		var n int
-		err := e.store.r.QueryRowContext(ctx,
-			`SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`, l.ID, *c.Key).Scan(&n)
+		err := e.store.q.checkKey.QueryRowContext(ctx, l.ID, *c.Key).Scan(&n)
 		if err != nil {
 			return ChargeResult{}, fmt.Errorf("ledger: check %s: %w", *c.Key, err)
 		}
@@ -191,7 +187,7 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 		pause(s.CheckGapMS)
 	}
 	e.work(s)
-	p, err := e.insertPayment(ctx, e.store.w, l, c, nil, false)
+	p, err := e.insertPayment(ctx, nil, l, c, nil, false)
 	if err != nil {
 		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
 	}
@@ -202,7 +198,7 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 // database skips the duplicate, no exception reaches the code.
 func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
 	e.work(s)
-	p, err := e.insertPayment(ctx, e.store.w, l, c, c.Key, true)
+	p, err := e.insertPayment(ctx, nil, l, c, c.Key, true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ChargeResult{Outcome: OutcomeDuplicate}, nil
 	}
@@ -214,35 +210,52 @@ func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Setti
 
 // chargeReplay claims the key's idempotency record, does the work, and in one
 // transaction writes the payment and stores the answer; a retry gets that
-// stored answer back, byte for byte.
+// stored answer back, byte for byte. When the charge has no work to wait for,
+// claim, payment and answer commit in one transaction: there is no moment in
+// which another request could see the claim in flight, so none is made.
 func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
 	if c.Key == nil {
 		return ChargeResult{}, Errorf(EKeyMissing, "This endpoint requires an Idempotency-Key header under the replay protection.")
 	}
-	claim, err := e.Claim(ctx, l.ID, ScopeCharges, *c.Key, c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second, time.Duration(s.LockTimeoutMS)*time.Millisecond)
+	fp := c.Fingerprint()
+	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
+	claim := e.newClaim(l.ID, ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second)
+	done, err := claim.lookup(ctx, fp)
 	if err != nil {
 		return ChargeResult{}, err
 	}
-	if claim.Replay != nil {
-		r := claim.Replay
-		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location}, nil
-	}
-	e.work(s)
 	var res ChargeResult
-	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+	write := func(tx *sql.Tx) error {
 		p, err := e.insertPayment(ctx, tx, l, c, nil, false)
 		if err != nil {
 			return err
 		}
 		res = e.charged(l, p)
 		return claim.complete(ctx, tx, Stored{Status: res.Status, Body: res.Body, Location: res.Location, ContentType: "application/json"})
-	})
-	if err != nil {
-		if ErrorCode(err) != EInternal {
-			return ChargeResult{}, err
+	}
+	switch {
+	case done:
+	case s.ServerDelayMS == 0:
+		err = e.store.tx(ctx, func(tx *sql.Tx) error {
+			if err := claim.take(ctx, tx, fp, lock); err != nil || claim.Replay != nil {
+				return err
+			}
+			return write(tx)
+		})
+	default:
+		if err = e.store.tx(ctx, func(tx *sql.Tx) error { return claim.take(ctx, tx, fp, lock) }); err != nil || claim.Replay != nil {
+			break
 		}
-		e.releaseLog(claim)
-		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+		e.work(s)
+		if err = e.store.tx(ctx, write); err != nil && ErrorCode(err) == EInternal {
+			e.releaseLog(claim)
+		}
+	}
+	if err != nil {
+		return ChargeResult{}, claim.wrap(err)
+	}
+	if r := claim.Replay; r != nil {
+		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location}, nil
 	}
 	return res, nil
 }

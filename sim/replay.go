@@ -32,67 +32,104 @@ type Claim struct {
 	Replay                 *Stored
 }
 
-// Claim atomically takes the idempotency record (lab, scope, key) for a
-// request with the given fingerprint: a single INSERT … ON CONFLICT DO UPDATE
-// that succeeds only when the key is new, expired, or left in flight past
-// its lock (a crashed request). Otherwise it reports why not: EKeyReused when
-// the key came with another request, EInFlight (with RetryAfter) while the
-// first request runs, or the stored answer to replay.
+// Claim takes the idempotency record (lab, scope, key) for a request with
+// the given fingerprint, or reports why not: EKeyReused when the key came
+// with another request, EInFlight (with RetryAfter) while the first request
+// runs, or the stored answer to replay (Claim.Replay).
 func (e *Engine) Claim(ctx context.Context, lab, scope, key, fingerprint string, ttl, lock time.Duration) (*Claim, error) {
-	c := &Claim{e: e, lab: lab, scope: scope, key: key, token: newToken(), ttl: ttl}
-	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		now := e.now()
-		var token string
-		err := tx.QueryRowContext(ctx, `
-INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, locked_until, expires_at, created_at)
-VALUES (?1, ?2, ?3, ?4, 'in-flight', ?5, ?6, ?7, ?8)
-ON CONFLICT (lab_id, scope, key) DO UPDATE SET
-    fingerprint = excluded.fingerprint, state = 'in-flight', token = excluded.token,
-    status = NULL, location = NULL, content_type = NULL, body = NULL,
-    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
-WHERE idempotency_records.expires_at <= ?9
-   OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?9)
-RETURNING token`,
-			lab, scope, key, fingerprint, c.token, now.Add(lock).UnixMilli(), now.Add(ttl).UnixMilli(),
-			now.UTC().Format(time.RFC3339Nano), now.UnixMilli()).Scan(&token)
-		if err == nil {
-			return nil // ours: go and do the work
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		var (
-			fp, state   string
-			lockedUntil int64
-			st          Stored
-			status      sql.NullInt64
-			loc, ct     sql.NullString
-		)
-		err = tx.QueryRowContext(ctx, `
-SELECT fingerprint, state, locked_until, status, location, content_type, body
-FROM idempotency_records WHERE lab_id = ? AND scope = ? AND key = ?`, lab, scope, key).
-			Scan(&fp, &state, &lockedUntil, &status, &loc, &ct, &st.Body)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fp != fingerprint:
-			return Errorf(EKeyReused, "The key %q was first used with a different request; a key belongs to one request.", key)
-		case state == "in-flight":
-			wait := time.UnixMilli(lockedUntil).Sub(now)
-			return &Error{Code: EInFlight, Message: fmt.Sprintf("The first request with key %q is still being processed.", key), RetryAfter: wait}
-		}
-		st.Status, st.Location, st.ContentType = int(status.Int64), loc.String, ct.String
-		c.Replay = &st
-		return nil
-	})
+	c := e.newClaim(lab, scope, key, ttl)
+	if done, err := c.lookup(ctx, fingerprint); done || err != nil {
+		return c, err
+	}
+	err := e.store.tx(ctx, func(tx *sql.Tx) error { return c.take(ctx, tx, fingerprint, lock) })
 	if err != nil {
-		if ErrorCode(err) != EInternal {
-			return nil, err
-		}
-		return nil, fmt.Errorf("idempotency: claim %s: %w", key, err)
+		return nil, c.wrap(err)
 	}
 	return c, nil
+}
+
+func (e *Engine) newClaim(lab, scope, key string, ttl time.Duration) *Claim {
+	return &Claim{e: e, lab: lab, scope: scope, key: key, token: newToken(), ttl: ttl}
+}
+
+func (c *Claim) wrap(err error) error {
+	if ErrorCode(err) != EInternal {
+		return err
+	}
+	return fmt.Errorf("idempotency: claim %s: %w", c.key, err)
+}
+
+// lookup answers from a finished, unexpired record without a writing
+// transaction: such a record never changes until it expires, so a replay (or
+// a mismatch) needs only a read. It reads on the writer's connection, whose
+// page cache is always fresh (a reader would reload pages after every write).
+func (c *Claim) lookup(ctx context.Context, fingerprint string) (done bool, err error) {
+	r, err := c.read(ctx, c.e.store.q.record)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap(err)
+	}
+	if r.state != "done" || r.expiresAt <= c.e.now().UnixMilli() {
+		return false, nil
+	}
+	return true, c.settle(r, fingerprint)
+}
+
+// take atomically claims the record in tx: a single INSERT … ON CONFLICT DO
+// UPDATE that succeeds only when the key is new, expired, or left in flight
+// past its lock (a crashed request). When it does not, the record says why.
+func (c *Claim) take(ctx context.Context, tx *sql.Tx, fingerprint string, lock time.Duration) error {
+	now := c.e.now()
+	var token string
+	err := in(ctx, tx, c.e.store.q.claim).QueryRowContext(ctx,
+		c.lab, c.scope, c.key, fingerprint, c.token, now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(),
+		now.UTC().Format(time.RFC3339Nano), now.UnixMilli()).Scan(&token)
+	if err == nil {
+		return nil // ours: go and do the work
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	r, err := c.read(ctx, in(ctx, tx, c.e.store.q.record))
+	if err != nil {
+		return err
+	}
+	return c.settle(r, fingerprint)
+}
+
+// record is an idempotency record as read.
+type record struct {
+	fingerprint, state     string
+	lockedUntil, expiresAt int64
+	stored                 Stored
+}
+
+func (c *Claim) read(ctx context.Context, st *sql.Stmt) (record, error) {
+	var (
+		r       record
+		status  sql.NullInt64
+		loc, ct sql.NullString
+	)
+	err := st.QueryRowContext(ctx, c.lab, c.scope, c.key).
+		Scan(&r.fingerprint, &r.state, &r.lockedUntil, &r.expiresAt, &status, &loc, &ct, &r.stored.Body)
+	r.stored.Status, r.stored.Location, r.stored.ContentType = int(status.Int64), loc.String, ct.String
+	return r, err
+}
+
+// settle decides what a request gets from a record it could not claim.
+func (c *Claim) settle(r record, fingerprint string) error {
+	switch {
+	case r.fingerprint != fingerprint:
+		return Errorf(EKeyReused, "The key %q was first used with a different request; a key belongs to one request.", c.key)
+	case r.state == "in-flight":
+		wait := time.UnixMilli(r.lockedUntil).Sub(c.e.now())
+		return &Error{Code: EInFlight, Message: fmt.Sprintf("The first request with key %q is still being processed.", c.key), RetryAfter: wait}
+	}
+	st := r.stored
+	c.Replay = &st
+	return nil
 }
 
 // complete stores the answer in the claimed record, inside the transaction
@@ -101,10 +138,7 @@ FROM idempotency_records WHERE lab_id = ? AND scope = ? AND key = ?`, lab, scope
 // and the transaction must roll back.
 func (c *Claim) complete(ctx context.Context, tx *sql.Tx, st Stored) error {
 	now := c.e.now()
-	res, err := tx.ExecContext(ctx, `
-UPDATE idempotency_records
-SET state = 'done', status = ?, location = ?, content_type = ?, body = ?, expires_at = ?
-WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'`,
+	res, err := in(ctx, tx, c.e.store.q.complete).ExecContext(ctx,
 		st.Status, st.Location, st.ContentType, st.Body, now.Add(c.ttl).UnixMilli(), c.lab, c.scope, c.key, c.token)
 	if err != nil {
 		return err

@@ -6,13 +6,15 @@ CREATE TABLE IF NOT EXISTS labs (
     created_at TEXT NOT NULL
 );
 
--- payments is the ledger the lessons count. idempotency_key is the key the
+-- payments is the ledger the lessons count. Ids are plain rowids (no
+-- AUTOINCREMENT, which costs a write per insert): after a reset, ids start
+-- again from the highest one left in the file. idempotency_key is the key the
 -- request carried, as sent. dedup_key is the column the UNIQUE constraint
 -- guards: it is set only by the protections that rely on the constraint
 -- (unique, on-conflict), so that "none" can show a double charge even when the
 -- client does send a key.
 CREATE TABLE IF NOT EXISTS payments (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              INTEGER PRIMARY KEY,
     lab_id          TEXT NOT NULL,
     order_id        TEXT NOT NULL,
     amount          INTEGER NOT NULL CHECK (amount > 0),
@@ -40,7 +42,7 @@ CREATE TABLE IF NOT EXISTS idempotency_records (
     expires_at   INTEGER NOT NULL,       -- unix ms: after this the key may be used afresh
     created_at   TEXT NOT NULL,
     PRIMARY KEY (lab_id, scope, key)
-);
+) WITHOUT ROWID;
 
 -- operations and attempts are the lab's history: what the simulated client did.
 CREATE TABLE IF NOT EXISTS operations (

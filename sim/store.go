@@ -21,6 +21,7 @@ var schema string
 type Store struct {
 	w *sql.DB // the single writer
 	r *sql.DB // readers; the writer itself for :memory:
+	q queries
 }
 
 // Open opens (creating if needed) the database at path, or a private
@@ -56,6 +57,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		r.SetMaxOpenConns(4)
 		s.r = r
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }

@@ -11,11 +11,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,28 +146,42 @@ func newChargeClient(b *testing.B, settings string) *chargeClient {
 // unless the answer has the status (and, when replayed is set, is marked
 // Idempotent-Replayed).
 func (c *chargeClient) charge(status int, id string, replayed bool) {
+	if err := c.send(c.ctx, status, id, replayed); err != nil {
+		c.b.Fatal(err)
+	}
+}
+
+// post is charge without the connection count, for RunParallel's goroutines
+// (which may not call Fatal).
+func (c *chargeClient) post(status int, id string, replayed bool) {
+	if err := c.send(context.Background(), status, id, replayed); err != nil {
+		c.b.Error(err)
+	}
+}
+
+func (c *chargeClient) send(ctx context.Context, status int, id string, replayed bool) error {
 	body := sim.Charge{OrderID: "order-" + id, Amount: 100}.Body()
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		c.b.Fatalf("new request: %v", err)
+		return fmt.Errorf("new request: %w", err)
 	}
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["Idempotency-Key"] = []string{"key-" + id}
 	resp, err := c.s.client.Do(req)
 	if err != nil {
-		c.b.Fatalf("charge %s: %v", id, err)
+		return fmt.Errorf("charge %s: %w", id, err)
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if err != nil {
-		c.b.Fatalf("charge %s: read body: %v", id, err)
+	switch {
+	case err != nil:
+		return fmt.Errorf("charge %s: read body: %w", id, err)
+	case resp.StatusCode != status:
+		return fmt.Errorf("charge %s: status %d, want %d", id, resp.StatusCode, status)
+	case (resp.Header.Get("Idempotent-Replayed") == "true") != replayed:
+		return fmt.Errorf("charge %s: replayed %q, want %v", id, resp.Header.Get("Idempotent-Replayed"), replayed)
 	}
-	if resp.StatusCode != status {
-		c.b.Fatalf("charge %s: status %d, want %d", id, resp.StatusCode, status)
-	}
-	if got := resp.Header.Get("Idempotent-Replayed") == "true"; got != replayed {
-		c.b.Fatalf("charge %s: replayed %v, want %v", id, got, replayed)
-	}
+	return nil
 }
 
 // done checks, outside the timer, that every request went over one
@@ -178,4 +194,47 @@ func (c *chargeClient) done(payments int64) {
 	if got := c.s.ledger(c.prefix).Count; got != payments {
 		c.b.Fatalf("ledger holds %d payments, want %d", got, payments)
 	}
+}
+
+// BenchmarkChargeParallel is BenchmarkCharge with 8 clients at once (4 per
+// core): the rate a server is judged by. HTTP work spreads over both cores
+// while writes queue for the one writer connection.
+func BenchmarkChargeParallel(b *testing.B) {
+	for _, p := range []struct{ name, settings string }{
+		{"none", `{"protection":"none"}`},
+		{"replay", `{"protection":"replay"}`},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			c := newChargeClient(b, p.settings)
+			c.charge(http.StatusCreated, "warm", false)
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(4)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					c.post(http.StatusCreated, "p"+strconv.FormatInt(next.Add(1), 10), false)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "charges/s")
+			if got := c.s.ledger(c.prefix).Count; got != int64(b.N)+1 {
+				b.Fatalf("ledger holds %d payments, want %d", got, b.N+1)
+			}
+		})
+	}
+}
+
+// BenchmarkChargeReplayedParallel is BenchmarkChargeReplayed with 8 clients.
+func BenchmarkChargeReplayedParallel(b *testing.B) {
+	c := newChargeClient(b, `{"protection":"replay"}`)
+	c.charge(http.StatusCreated, "once", false)
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.post(http.StatusCreated, "once", true)
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "charges/s")
 }

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -19,13 +20,15 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) http.Handler {
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
 		logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	})
-	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRoutePath: true,
-		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			logger.Debug("request", "method", v.Method, "path", v.URIPath, "status", v.Status, "latency", v.Latency)
-			return nil
-		},
-	}))
+	if logger.Enabled(context.Background(), slog.LevelDebug) { // -v: every request, at a cost
+		e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+			LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true,
+			LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+				logger.Debug("request", "method", v.Method, "path", v.URIPath, "status", v.Status, "latency", v.Latency)
+				return nil
+			},
+		}))
+	}
 	e.Use(middleware.Recover())
 	e.Use(secureHeaders)
 	e.Use(limitBody)

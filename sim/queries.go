@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The statements of the charge path, prepared once when the store opens:
+// SQLite compiles each statement anew otherwise, and on the charge path that
+// compiling costs more than the writing.
+const (
+	sqlInsertPayment = `
+INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at)
+VALUES (?, ?, ?, ?, ?, ?) RETURNING id`
+
+	sqlInsertPaymentOnConflict = `
+INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (lab_id, dedup_key) DO NOTHING RETURNING id`
+
+	sqlCheckKey = `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`
+
+	// The claim: one statement that takes the key when it is new, expired,
+	// or left in flight past its lock, and otherwise changes nothing.
+	sqlClaim = `
+INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, locked_until, expires_at, created_at)
+VALUES (?1, ?2, ?3, ?4, 'in-flight', ?5, ?6, ?7, ?8)
+ON CONFLICT (lab_id, scope, key) DO UPDATE SET
+    fingerprint = excluded.fingerprint, state = 'in-flight', token = excluded.token,
+    status = NULL, location = NULL, content_type = NULL, body = NULL,
+    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
+WHERE idempotency_records.expires_at <= ?9
+   OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?9)
+RETURNING token`
+
+	sqlRecord = `
+SELECT fingerprint, state, locked_until, expires_at, status, location, content_type, body
+FROM idempotency_records WHERE lab_id = ? AND scope = ? AND key = ?`
+
+	sqlComplete = `
+UPDATE idempotency_records
+SET state = 'done', status = ?, location = ?, content_type = ?, body = ?, expires_at = ?
+WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'`
+)
+
+// queries are the prepared statements: those on the writer are used inside
+// its transactions through tx.StmtContext, which reuses them as they are.
+type queries struct {
+	insertPayment, insertPaymentOnConflict *sql.Stmt // writer
+	claim, record, complete                *sql.Stmt // writer
+	checkKey                               *sql.Stmt // readers
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		db  *sql.DB
+		sql string
+	}{
+		{&s.q.insertPayment, s.w, sqlInsertPayment},
+		{&s.q.insertPaymentOnConflict, s.w, sqlInsertPaymentOnConflict},
+		{&s.q.claim, s.w, sqlClaim},
+		{&s.q.record, s.w, sqlRecord},
+		{&s.q.complete, s.w, sqlComplete},
+		{&s.q.checkKey, s.r, sqlCheckKey},
+	} {
+		st, err := p.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("store: prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// in returns st for use in tx, or st itself outside a transaction.
+func in(ctx context.Context, tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	if tx == nil {
+		return st
+	}
+	return tx.StmtContext(ctx, st)
+}
