@@ -49,7 +49,7 @@ WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'
 type queries struct {
 	insertPayment, insertPaymentOnConflict *sql.Stmt // writer
 	claim, record, complete                *sql.Stmt // writer
-	checkKey                               *sql.Stmt // readers
+	checkKey, recordR                      *sql.Stmt // readers: check-then-insert, replay lookups
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -64,6 +64,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.q.record, s.w, sqlRecord},
 		{&s.q.complete, s.w, sqlComplete},
 		{&s.q.checkKey, s.r, sqlCheckKey},
+		{&s.q.recordR, s.r, sqlRecord},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.sql)
 		if err != nil {

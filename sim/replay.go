@@ -61,10 +61,9 @@ func (c *Claim) wrap(err error) error {
 
 // lookup answers from a finished, unexpired record without a writing
 // transaction: such a record never changes until it expires, so a replay (or
-// a mismatch) needs only a read. It reads on the writer's connection, whose
-// page cache is always fresh (a reader would reload pages after every write).
+// a mismatch) needs only a read, on the reader pool, beside the writer.
 func (c *Claim) lookup(ctx context.Context, fingerprint string) (done bool, err error) {
-	r, err := c.read(ctx, c.e.store.q.record)
+	r, err := c.read(ctx, c.e.store.q.recordR)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -19,9 +19,10 @@ var schema string
 // writing transactions queue in Go instead of failing with SQLITE_BUSY; reads
 // of a file database use a pool of their own and see committed data (WAL).
 type Store struct {
-	w *sql.DB // the single writer
-	r *sql.DB // readers; the writer itself for :memory:
-	q queries
+	w  *sql.DB // the single writer
+	r  *sql.DB // readers; the writer itself for :memory:
+	q  queries
+	tw *writer // runs the writing transactions, committing them in groups
 }
 
 // Open opens (creating if needed) the database at path, or a private
@@ -62,11 +63,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.tw = newWriter(w)
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.tw != nil {
+		s.tw.close()
+	}
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -74,16 +79,11 @@ func (s *Store) Close() error {
 	return err
 }
 
-// tx runs fn in a writing transaction and commits it when fn returns nil.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		return errors.Join(err, tx.Rollback())
-	}
-	return tx.Commit()
+// tx runs fn in a writing transaction and commits it when fn returns nil;
+// when fn fails, none of its writes remain. fn must do all its work through
+// tx: the writer's one connection is busy with it.
+func (s *Store) tx(_ context.Context, fn func(*sql.Tx) error) error {
+	return s.tw.run(fn)
 }
 
 // isUniqueViolation reports whether err is SQLite's UNIQUE constraint error,
