@@ -50,13 +50,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	self := selfURL(ln.Addr().(*net.TCPAddr))
 	engine.SetSelf(self, &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second})
 
+	handler := web.NewServer(engine, logger)
 	srv := &http.Server{
-		Handler:           web.NewServer(engine, logger),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	srv.RegisterOnShutdown(handler.Close) // live streams end, or Shutdown would wait for them
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", *dbPath)
@@ -71,6 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
+	handler.Close()
 	if errors.Is(<-served, http.ErrServerClosed) {
 		logger.Info("stopped")
 	}

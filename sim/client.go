@@ -125,7 +125,7 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 			defer as.mu.Unlock()
 			as.a.Deliveries = append(as.a.Deliveries, d)
 			if as.clientDone { // a late answer: the client had already given up
-				e.saveAttempt(l, as)
+				e.saveAttempt(l, as, true)
 			}
 		},
 	}
@@ -158,13 +158,13 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 		as.a.Error = &msg
 	}
 	as.clientDone = true
-	e.saveAttempt(l, as)
+	e.saveAttempt(l, as, false)
 	return status, after, err
 }
 
 // saveAttempt writes the attempt's current state and tells the lab; as.mu
 // must be held.
-func (e *Engine) saveAttempt(l *Lab, as *attemptState) {
+func (e *Engine) saveAttempt(l *Lab, as *attemptState, late bool) {
 	a := &as.a
 	// What the server did: the first copy that reached it decides; while a
 	// copy is still on its way the outcome is pending.
@@ -198,5 +198,5 @@ WHERE lab_id = ? AND op_id = ? AND n = ?`,
 	}
 	snapshot := *a
 	snapshot.Deliveries = append([]Delivery(nil), a.Deliveries...)
-	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: as.op, Attempt: &snapshot})
+	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: as.op, Attempt: &snapshot, Late: late})
 }

@@ -34,6 +34,7 @@ type Event struct {
 	OrderID   string     // EventCharge
 	Operation *Operation // EventOperation, EventAttempt
 	Attempt   *Attempt   // EventAttempt
+	Late      bool       // EventAttempt: an answer that came after the client gave up
 	Settings  *Settings  // EventSettings
 	Retry     *RetryWait // EventRetry
 }

@@ -35,10 +35,12 @@ type Config struct {
 // Engine runs the labs: their ledgers, settings, simulated clients and
 // networks. It owns every goroutine it starts; Close waits for them.
 type Engine struct {
-	store   *Store
-	now     func() time.Time
-	log     *slog.Logger
-	onEvent func(Event)
+	store *Store
+	now   func() time.Time
+	log   *slog.Logger
+
+	obsMu     sync.RWMutex
+	observers []func(Event)
 
 	mu   sync.Mutex
 	labs map[string]*Lab
@@ -65,7 +67,10 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("engine: no store")
 	}
-	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, onEvent: cfg.OnEvent, labs: map[string]*Lab{}}
+	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, labs: map[string]*Lab{}}
+	if cfg.OnEvent != nil {
+		e.observers = append(e.observers, cfg.OnEvent)
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -261,12 +266,24 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 	return nil
 }
 
+// Observe adds f to those told of every event in any lab. f is called
+// synchronously and must not block.
+func (e *Engine) Observe(f func(Event)) {
+	e.obsMu.Lock()
+	defer e.obsMu.Unlock()
+	e.observers = append(e.observers, f)
+}
+
 func (e *Engine) emit(ev Event) {
-	if e.onEvent == nil {
+	e.obsMu.RLock()
+	defer e.obsMu.RUnlock()
+	if len(e.observers) == 0 {
 		return
 	}
 	ev.At = e.now()
-	e.onEvent(ev)
+	for _, f := range e.observers {
+		f(ev)
+	}
 }
 
 // stamp is the engine's current time as stored in the database.

@@ -312,3 +312,31 @@ func scanPayment(row interface{ Scan(...any) error }) (Payment, error) {
 	p.CreatedAt = t
 	return p, nil
 }
+
+// DoubleCharge is an order charged more than once.
+type DoubleCharge struct {
+	OrderID string
+	Times   int   // charges of the order
+	Extra   int64 // what was charged beyond the first charge
+}
+
+// DoubleCharges lists the orders of the lab charged more than once.
+func (e *Engine) DoubleCharges(ctx context.Context, l *Lab) ([]DoubleCharge, error) {
+	rows, err := e.store.r.QueryContext(ctx, `
+SELECT order_id, COUNT(*),
+       SUM(amount) - (SELECT f.amount FROM payments f WHERE f.lab_id = p.lab_id AND f.order_id = p.order_id ORDER BY f.id LIMIT 1)
+FROM payments p WHERE lab_id = ? GROUP BY order_id HAVING COUNT(*) > 1 ORDER BY MIN(id)`, l.ID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: double charges of %s: %w", l.ID, err)
+	}
+	defer rows.Close()
+	var out []DoubleCharge
+	for rows.Next() {
+		var d DoubleCharge
+		if err := rows.Scan(&d.OrderID, &d.Times, &d.Extra); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

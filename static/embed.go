@@ -5,5 +5,5 @@ import "embed"
 
 // Files are the assets served under /static/.
 //
-//go:embed *.css
+//go:embed *.css *.js vendor
 var Files embed.FS

@@ -48,11 +48,13 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	if err != nil {
 		tb.Fatalf("new engine: %v", err)
 	}
-	ts := httptest.NewServer(web.NewServer(engine, slog.New(slog.DiscardHandler)))
+	handler := web.NewServer(engine, slog.New(slog.DiscardHandler))
+	ts := httptest.NewServer(handler)
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}
 	engine.SetSelf(ts.URL, transport)
 	tb.Cleanup(func() {
 		engine.Stop()
+		handler.Close()
 		ts.CloseClientConnections()
 		ts.Close()
 		engine.Close()

@@ -20,10 +20,6 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-func handleHome() echo.HandlerFunc {
-	return func(c echo.Context) error { return render(c, http.StatusOK, views.Home()) }
-}
-
 func problemInfo(t problemType) views.ProblemInfo {
 	return views.ProblemInfo{Slug: t.Slug, Status: t.Status, Title: t.Title, Explain: t.Explain}
 }

@@ -39,13 +39,15 @@ var (
 		"Request bodies are limited to 64 KiB. A charge request is a few dozen bytes: a larger body is a mistake or an attack."}
 	probMediaType = problemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type",
 		"The API reads JSON only: send the body with the header Content-Type: application/json."}
+	probCSRF = problemType{"csrf-token-invalid", http.StatusForbidden, "Form token missing or stale",
+		"Forms of the lab carry a token that proves they come from the lab's own page, so that another site cannot make your browser post to the lab. The token was missing or did not match: reload the page and send the form again."}
 	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
 		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe."}
 )
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCSRF, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.

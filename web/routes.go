@@ -1,20 +1,36 @@
 package web
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	"idemlab/sim"
 	"idemlab/static"
 )
 
 // addRoutes maps the whole HTTP surface of the lab.
-func addRoutes(e *echo.Echo, engine *sim.Engine) {
+func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	root := e.Group("")
-	get(root, "/", handleHome())
 	get(root, "/healthz", handleHealth(engine))
 	get(root, "/problems", handleProblemIndex())
 	get(root, "/problems/:slug", handleProblemPage())
 	e.StaticFS("/static", static.Files)
+
+	// The dashboard: pages, their form posts (CSRF-checked) and live streams.
+	// Middleware goes on each route: on a Group, Echo would run it for every
+	// unmatched path too.
+	guard := csrf()
+	get(root, "/", handlePage(engine, hub), guard)
+	get(root, "/labs/:lab", handlePage(engine, hub), guard)
+	e.POST("/labs", handleNewLab(engine), guard)
+	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), guard)
+	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), guard)
+	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), guard)
+	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard)
+	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard)
+	e.GET("/labs/:lab/events", handleEvents(engine, hub))
 
 	// lab loads the lab named in the path before the handler runs; own
 	// mutating endpoints accept an Idempotency-Key: the lab eats its own cooking.
@@ -40,4 +56,19 @@ func addRoutes(e *echo.Echo, engine *sim.Engine) {
 func get(g *echo.Group, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	g.GET(path, h, m...)
 	g.HEAD(path, h, m...)
+}
+
+// csrf checks every form post of the pages: the token of the page's cookie
+// must come back in the form (plain posts) or the X-CSRF-Token header (htmx).
+func csrf() echo.MiddlewareFunc {
+	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
+		CookieName:     "idemlab_csrf",
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteStrictMode,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return newProblem(probCSRF, "The form's security token is missing or stale: reload the page and try again.")
+		},
+	})
 }

@@ -13,8 +13,19 @@ import (
 	"idemlab/sim"
 )
 
+// Server is the lab's HTTP handler: the JSON API, the pages and their live
+// streams. Close ends the streams (before the HTTP server shuts down: they
+// never go idle on their own).
+type Server struct {
+	http.Handler
+	hub *Hub
+}
+
+// Close ends every live stream and stops the hub.
+func (s *Server) Close() { s.hub.Close() }
+
 // NewServer returns the lab's HTTP handler over the given engine.
-func NewServer(engine *sim.Engine, logger *slog.Logger) http.Handler {
+func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
@@ -32,8 +43,9 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) http.Handler {
 	e.Use(middleware.Recover())
 	e.Use(secureHeaders)
 	e.Use(limitBody)
-	addRoutes(e, engine)
-	return e
+	hub := NewHub(engine, logger)
+	addRoutes(e, engine, hub)
+	return &Server{Handler: e, hub: hub}
 }
 
 // secureHeaders sets the headers every answer carries: a strict

@@ -1,0 +1,27 @@
+// Idempotency Lab: the one script of our own. htmx does the requests and
+// swaps; this keeps every page's controls in step with the lab's settings,
+// which arrive as a named SSE event ("settings") from any browser's change.
+(function () {
+  "use strict";
+  var fields = {
+    protection: "Protection", key_strategy: "KeyStrategy", network: "Network",
+    max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
+    client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS"
+  };
+  function apply(s) {
+    var form = document.getElementById("settings-form");
+    if (!form) return;
+    Object.keys(fields).forEach(function (name) {
+      var el = form.elements[name];
+      var v = s[fields[name]];
+      if (el && v !== undefined && String(el.value) !== String(v) && el !== document.activeElement) {
+        el.value = String(v);
+      }
+    });
+    var auto = form.elements.retry_auto;
+    if (auto) auto.checked = !!s.AutoRetry;
+  }
+  document.addEventListener("settings", function (e) {
+    try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
+  });
+})();

@@ -1,0 +1,66 @@
+package views
+
+// LabPage is everything the lab's page shows.
+type LabPage struct {
+	LabID    string
+	IsDemo   bool
+	ShareURL string // the private lab's address, ready to share
+	CSRF     string // the form token
+	Settings SettingsView
+	Ledger   LedgerView
+	Diagram  Diagram
+	Log      []LogLine
+	Latest   string // id of the latest operation; "" when none
+	Progress string // the automatic retry loop's progress, if one runs
+	Notice   string // a message for the person who acted (a refused form)
+}
+
+// Base is the lab's address, under which its forms post: /labs/{id}.
+func (p LabPage) Base() string { return "/labs/" + p.LabID }
+
+// SettingsView is a lab's settings as the controls show them.
+type SettingsView struct {
+	Protection, KeyStrategy, Network string
+	AutoRetry                        bool
+	MaxAttempts, BaseMS, CapMS       int
+	Jitter                           string
+	ClientTimeoutMS                  int
+	ServerDelayMS, CheckGapMS        int
+}
+
+// LedgerView is the payments table and what is said about it.
+type LedgerView struct {
+	Payments []PaymentRow // newest first, at most 100
+	Count    int64        // of the whole ledger
+	Total    int64
+	Doubles  []DoubleCharge
+}
+
+// PaymentRow is one row of the payments table.
+type PaymentRow struct {
+	ID        int64
+	OrderID   string
+	Amount    int64
+	Key       string // "" when the charge carried none
+	CreatedAt string // clock time, for people
+	Repeat    int    // 0 for an order's first charge; n for its (n+1)th
+}
+
+// DoubleCharge is an order charged more than once.
+type DoubleCharge struct {
+	OrderID string
+	Times   int
+	Extra   int64
+}
+
+// LogLine is one line of the event log.
+type LogLine struct {
+	At   string // clock time
+	Kind string // client, network, server, lab
+	Text string
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+}

@@ -1,0 +1,364 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+	"idemlab/views"
+)
+
+// pageRows is how many payments the page shows.
+const pageRows = 100
+
+// labPage gathers everything the lab's page shows.
+func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (views.LabPage, error) {
+	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(l.Settings())}
+	ps, count, total, err := engine.Payments(ctx, l, pageRows, 0)
+	if err != nil {
+		return p, err
+	}
+	doubles, err := engine.DoubleCharges(ctx, l)
+	if err != nil {
+		return p, err
+	}
+	p.Ledger = ledgerView(ps, count, total, doubles)
+	op, err := engine.Operation(ctx, l, sim.LatestOperation)
+	switch {
+	case err == nil:
+		p.Latest = op.ID
+		p.Diagram = diagramOf(&op)
+	case sim.ErrorCode(err) == sim.ENotFound:
+		p.Diagram = diagramOf(nil)
+	default:
+		return p, err
+	}
+	p.Log, p.Progress = hub.snapshot(l.ID)
+	return p, nil
+}
+
+func settingsView(s sim.Settings) views.SettingsView {
+	return views.SettingsView{
+		Protection: string(s.Protection), KeyStrategy: string(s.KeyStrategy), Network: string(s.Network),
+		AutoRetry: s.Retry.Mode == sim.RetryAuto, MaxAttempts: s.Retry.MaxAttempts, BaseMS: s.Retry.BaseMS,
+		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
+		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS,
+	}
+}
+
+func ledgerView(ps []sim.Payment, count, total int64, doubles []sim.DoubleCharge) views.LedgerView {
+	v := views.LedgerView{Count: count, Total: total}
+	// Which charge of its order each row is: count from the oldest shown.
+	seen := map[string]int{}
+	rows := make([]views.PaymentRow, len(ps))
+	for i := len(ps) - 1; i >= 0; i-- {
+		p := ps[i]
+		row := views.PaymentRow{ID: p.ID, OrderID: p.OrderID, Amount: p.Amount, CreatedAt: p.CreatedAt.Local().Format("15:04:05.000"), Repeat: seen[p.OrderID]}
+		if p.IdempotencyKey != nil {
+			row.Key = *p.IdempotencyKey
+		}
+		seen[p.OrderID]++
+		rows[i] = row
+	}
+	v.Payments = rows
+	for _, d := range doubles {
+		v.Doubles = append(v.Doubles, views.DoubleCharge{OrderID: d.OrderID, Times: d.Times, Extra: d.Extra})
+	}
+	return v
+}
+
+// labBase is the page address of a lab: / for the shared demo lab.
+func labBase(id string) string {
+	if id == sim.DemoLab {
+		return "/"
+	}
+	return "/labs/" + id
+}
+
+func handlePage(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Param("lab")
+		if id == "" {
+			id = sim.DemoLab
+		}
+		l, err := engine.Lab(c.Request().Context(), id)
+		if err != nil {
+			return err
+		}
+		p, err := labPage(c.Request().Context(), engine, hub, l)
+		if err != nil {
+			return err
+		}
+		p.CSRF = csrfToken(c)
+		if !p.IsDemo {
+			p.ShareURL = c.Scheme() + "://" + c.Request().Host + labBase(l.ID)
+		}
+		c.Response().Header().Add("Vary", "HX-Request")
+		return render(c, http.StatusOK, views.Page(p))
+	}
+}
+
+func csrfToken(c echo.Context) string {
+	t, _ := c.Get("csrf").(string)
+	return t
+}
+
+// answer ends a form post: htmx gets the lab's regions (every other page
+// gets them over SSE); a plain form post is sent back to the page (303).
+func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
+	if c.Request().Header.Get("HX-Request") != "true" {
+		return c.Redirect(http.StatusSeeOther, labBase(l.ID))
+	}
+	ctx := c.Request().Context()
+	p, err := labPage(ctx, engine, hub, l)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := views.Partials(p).Render(ctx, &buf); err != nil {
+		return err
+	}
+	if err := views.NoticePartial("").Render(ctx, &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(http.StatusOK, buf.Bytes())
+}
+
+// refuse tells the person who acted why the form was refused: a notice for
+// htmx, a short page for a plain post. Nothing was changed.
+func refuse(c echo.Context, err error) error {
+	msg := "The lab could not do that."
+	var se *sim.Error
+	if errors.As(err, &se) && se.Code != sim.EInternal {
+		msg = se.Message
+		for _, f := range se.Fields {
+			msg += " " + f.Field + " " + f.Detail + "."
+		}
+	} else {
+		return err
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return render(c, http.StatusUnprocessableEntity, views.NoticePartial(msg))
+	}
+	return render(c, http.StatusUnprocessableEntity, views.Refused(msg, labBase(c.Param("lab"))))
+}
+
+func formLab(engine *sim.Engine, c echo.Context) (*sim.Lab, error) {
+	return engine.Lab(c.Request().Context(), c.Param("lab"))
+}
+
+func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		amount, err := strconv.ParseInt(c.FormValue("amount"), 10, 64)
+		if err != nil {
+			return refuse(c, sim.Invalid(sim.FieldError{Field: "amount", Detail: "must be a whole number from 1 to 1000000000"}))
+		}
+		if _, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: c.FormValue("order_id"), Amount: amount}); err != nil {
+			return refuse(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+func handleSettingsForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		p, err := settingsPatch(c)
+		if err != nil {
+			return refuse(c, err)
+		}
+		if _, err := engine.UpdateSettings(c.Request().Context(), l, p); err != nil {
+			return refuse(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+// settingsPatch reads the settings form: every field it sends is set; the
+// auto-retry switch is off when absent (an unchecked box sends nothing).
+func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
+	var (
+		p  sim.SettingsPatch
+		fs []sim.FieldError
+	)
+	str := func(name string) *string {
+		if v, ok := c.Request().PostForm[name]; ok && len(v) > 0 {
+			return &v[0]
+		}
+		return nil
+	}
+	num := func(name string) *int {
+		v := str(name)
+		if v == nil {
+			return nil
+		}
+		n, err := strconv.Atoi(*v)
+		if err != nil {
+			fs = append(fs, sim.FieldError{Field: name, Detail: "must be a whole number"})
+			return nil
+		}
+		return &n
+	}
+	if err := c.Request().ParseForm(); err != nil {
+		return p, sim.Invalid(sim.FieldError{Field: "form", Detail: "could not be read"})
+	}
+	if v := str("protection"); v != nil {
+		x := sim.Protection(*v)
+		p.Protection = &x
+	}
+	if v := str("key_strategy"); v != nil {
+		x := sim.KeyStrategy(*v)
+		p.KeyStrategy = &x
+	}
+	if v := str("network"); v != nil {
+		x := sim.Fate(*v)
+		p.Network = &x
+	}
+	mode := sim.RetryManual
+	if str("retry_auto") != nil {
+		mode = sim.RetryAuto
+	}
+	p.Retry = &sim.RetryPatch{Mode: &mode, MaxAttempts: num("max_attempts"), BaseMS: num("base_ms"), CapMS: num("cap_ms")}
+	if v := str("jitter"); v != nil {
+		x := sim.Jitter(*v)
+		p.Retry.Jitter = &x
+	}
+	p.ClientTimeoutMS = num("client_timeout_ms")
+	p.ServerDelayMS = num("server_delay_ms")
+	p.CheckGapMS = num("check_gap_ms")
+	if len(fs) > 0 {
+		return p, sim.Invalid(fs...)
+	}
+	return p, nil
+}
+
+func handleRetryForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		withKey := c.FormValue("with_key") != "false"
+		if _, err := engine.Retry(c.Request().Context(), l, sim.LatestOperation, withKey, ""); err != nil {
+			return refuse(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+func handleRaceForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(c.FormValue("parallel"))
+		if err != nil {
+			return refuse(c, sim.Invalid(sim.FieldError{Field: "parallel", Detail: "must be a whole number from 2 to 64"}))
+		}
+		if _, err := engine.Race(c.Request().Context(), l, sim.LatestOperation, n); err != nil {
+			return refuse(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+func handleResetForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		if err := engine.Reset(c.Request().Context(), l); err != nil {
+			return err
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+func handleNewLab(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := engine.CreateLab(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		if c.Request().Header.Get("HX-Request") == "true" {
+			c.Response().Header().Set("HX-Redirect", labBase(l.ID))
+			return c.NoContent(http.StatusNoContent)
+		}
+		return c.Redirect(http.StatusSeeOther, labBase(l.ID))
+	}
+}
+
+// sseHeartbeat keeps idle streams open through proxies and notices gone clients.
+const sseHeartbeat = 15 * time.Second
+
+// handleEvents streams the lab's changes as Server-Sent Events. A new stream
+// first gets the whole current state, so a page that reconnects (after a
+// restart of the server, say) catches up at once.
+func handleEvents(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		l, err := engine.Lab(ctx, c.Param("lab"))
+		if err != nil {
+			return err
+		}
+		s, unsubscribe := hub.subscribe(l.ID)
+		defer unsubscribe()
+		first, err := hub.partials(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		h := c.Response().Header()
+		h.Set(echo.HeaderContentType, "text/event-stream")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Accel-Buffering", "no")
+		c.Response().WriteHeader(http.StatusOK)
+		var buf bytes.Buffer
+		write := func(event string, data []byte) error {
+			buf.Reset()
+			sseData(&buf, event, data)
+			if _, err := c.Response().Write(buf.Bytes()); err != nil {
+				return err
+			}
+			c.Response().Flush()
+			return nil
+		}
+		c.Response().Write([]byte("retry: 1000\n\n"))
+		if err := write("", first); err != nil {
+			return nil
+		}
+		tick := time.NewTicker(sseHeartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-hub.closed:
+				return nil
+			case m := <-s.ch:
+				if err := write(m.event, m.data); err != nil {
+					return nil
+				}
+			case <-tick.C:
+				if _, err := c.Response().Write([]byte(": keep-alive\n\n")); err != nil {
+					return nil
+				}
+				c.Response().Flush()
+			}
+		}
+	}
+}
