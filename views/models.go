@@ -13,6 +13,7 @@ type LabPage struct {
 	Latest   string // id of the latest operation; "" when none
 	Progress string // the automatic retry loop's progress, if one runs
 	Notice   string // a message for the person who acted (a refused form)
+	Large    bool   // large type, for the back of the room
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.
@@ -63,4 +64,12 @@ type LogLine struct {
 // Option is one choice of a select.
 type Option struct {
 	Value, Label string
+}
+
+// Self is the page's own address: / for the shared demo lab.
+func (p LabPage) Self() string {
+	if p.IsDemo {
+		return "/"
+	}
+	return p.Base()
 }

@@ -96,12 +96,28 @@ func handlePage(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		p.CSRF = csrfToken(c)
+		p.Large = largeType(c)
 		if !p.IsDemo {
 			p.ShareURL = c.Scheme() + "://" + c.Request().Host + labBase(l.ID)
 		}
 		c.Response().Header().Add("Vary", "HX-Request")
 		return render(c, http.StatusOK, views.Page(p))
 	}
+}
+
+// largeType reports whether the page is in large type, for the back of the
+// room: ?type=large turns it on and ?type=normal off, and a cookie keeps it.
+func largeType(c echo.Context) bool {
+	switch c.QueryParam("type") {
+	case "large":
+		c.SetCookie(&http.Cookie{Name: "idemlab_type", Value: "large", Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		return true
+	case "normal":
+		c.SetCookie(&http.Cookie{Name: "idemlab_type", Value: "", Path: "/", MaxAge: -1})
+		return false
+	}
+	ck, err := c.Cookie("idemlab_type")
+	return err == nil && ck.Value == "large"
 }
 
 func csrfToken(c echo.Context) string {
@@ -163,7 +179,12 @@ func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return refuse(c, sim.Invalid(sim.FieldError{Field: "amount", Detail: "must be a whole number from 1 to 1000000000"}))
 		}
-		if _, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: c.FormValue("order_id"), Amount: amount}); err != nil {
+		orderID := c.FormValue("order_id")
+		if _, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: orderID, Amount: amount}); err != nil {
+			var se *sim.Error
+			if errors.As(err, &se) && len(se.Fields) > 0 && se.Fields[0].Field == "order_id" {
+				return refuse(c, sim.Errorf(sim.EInvalid, "The order id “%s” was refused: it %s.", orderID, se.Fields[0].Detail))
+			}
 			return refuse(c, err)
 		}
 		return answer(c, engine, hub, l)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -42,6 +43,10 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
 	}
 	e.Use(middleware.Recover())
 	e.Use(secureHeaders)
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+		MinLength: 1400, // a charge's answer is smaller than a packet: compressing it costs more than it saves
+		Skipper:   func(c echo.Context) bool { return strings.HasSuffix(c.Path(), "/events") }, // SSE streams flush as they go
+	}))
 	e.Use(limitBody)
 	hub := NewHub(engine, logger)
 	addRoutes(e, engine, hub)
