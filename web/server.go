@@ -44,7 +44,7 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
 	e.Use(middleware.Recover())
 	e.Use(secureHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		MinLength: 1400, // a charge's answer is smaller than a packet: compressing it costs more than it saves
+		MinLength: 1400,                                                                        // a charge's answer is smaller than a packet: compressing it costs more than it saves
 		Skipper:   func(c echo.Context) bool { return strings.HasSuffix(c.Path(), "/events") }, // SSE streams flush as they go
 	}))
 	e.Use(limitBody)
