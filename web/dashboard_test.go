@@ -1,0 +1,263 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// page is a browser without JavaScript: a cookie jar and the lab page's token.
+type page struct {
+	t      *testing.T
+	s      *testServer
+	client *http.Client
+	path   string // the lab page, /labs/{id}
+	token  string
+}
+
+func openPage(t *testing.T, s *testServer, settings string) (*page, *goquery.Document) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	p := &page{t: t, s: s, path: "/labs/" + strings.TrimPrefix(s.newLab(settings), "/api/v1/labs/"),
+		client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	doc := p.get()
+	p.token, _ = doc.Find(`input[name=_csrf]`).First().Attr("value")
+	if p.token == "" {
+		t.Fatal("the page carries no CSRF token")
+	}
+	return p, doc
+}
+
+func (p *page) get() *goquery.Document {
+	p.t.Helper()
+	resp, err := p.client.Get(p.s.URL + p.path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		p.t.Fatalf("GET %s: %d", p.path, resp.StatusCode)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return doc
+}
+
+// post sends a form as a browser would; htmx adds its headers.
+func (p *page) post(action string, form url.Values, htmx bool) (*http.Response, string) {
+	p.t.Helper()
+	req, _ := http.NewRequest("POST", p.s.URL+action, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if htmx {
+		req.Header.Set("HX-Request", "true")
+		req.Header.Set("X-CSRF-Token", p.token)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func text(doc *goquery.Document, testid string) string {
+	return strings.TrimSpace(doc.Find(`[data-testid="` + testid + `"]`).First().Text())
+}
+
+// Every hook of SPEC.md's dashboard table is on the page.
+func TestPageHasEveryHook(t *testing.T) {
+	s := startServer(t)
+	_, doc := openPage(t, s, "")
+	for _, id := range []string{"order-id", "amount", "fire-charge", "network", "key-strategy", "protection",
+		"retry", "retry-without-key", "race", "race-count", "auto-retry", "payments-table", "total-count",
+		"total-amount", "sequence-diagram", "event-log", "reset", "reset-confirm", "new-lab"} {
+		if doc.Find(`[data-testid="`+id+`"]`).Length() == 0 {
+			t.Errorf("no element with data-testid=%q", id)
+		}
+	}
+	for _, id := range []string{"network", "key-strategy", "protection"} {
+		if n := doc.Find(`select[data-testid="` + id + `"] option`).Length(); n < 5 {
+			t.Errorf("%s: a select with %d options, want at least 5", id, n)
+		}
+	}
+}
+
+// Without JavaScript, plain form posts fire a charge and reset the lab.
+func TestFormsWorkWithoutJavaScript(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, `{"network":"response-lost"}`)
+	form := url.Values{"_csrf": {p.token}, "order_id": {"order-42"}, "amount": {"1500"}}
+	resp, _ := p.post(p.path+"/charge", form, false)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != p.path {
+		t.Fatalf("charge: %d to %q, want 303 back to the page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	p.post(p.path+"/retry", url.Values{"_csrf": {p.token}, "with_key": {"true"}}, false)
+	doc := p.get()
+	if got := text(doc, "total-count"); got != "2" {
+		t.Errorf("total-count %q, want 2", got)
+	}
+	if doc.Find(`[data-testid="double-charge-alert"]`).Length() != 1 {
+		t.Error("no double-charge alert after a double charge")
+	}
+	resp, _ = p.post(p.path+"/reset", url.Values{"_csrf": {p.token}}, false)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reset: %d", resp.StatusCode)
+	}
+	if got := text(p.get(), "total-count"); got != "0" {
+		t.Errorf("after reset: total-count %q", got)
+	}
+}
+
+// A form post without the page's token is refused and changes nothing.
+func TestFormPostsNeedTheToken(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	for _, form := range []url.Values{
+		{"order_id": {"order-42"}, "amount": {"1500"}},
+		{"_csrf": {"forged"}, "order_id": {"order-42"}, "amount": {"1500"}},
+	} {
+		resp, body := p.post(p.path+"/charge", form, false)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "csrf-token-invalid") {
+			t.Errorf("post %v: %d %s, want 403", form, resp.StatusCode, body)
+		}
+	}
+	if got := text(p.get(), "total-count"); got != "0" {
+		t.Errorf("total-count %q after refused posts, want 0", got)
+	}
+}
+
+// htmx posts get the lab's regions back as hx-partials.
+func TestHtmxPostAnswersWithPartials(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	resp, body := p.post(p.path+"/charge", url.Values{"order_id": {"order-7"}, "amount": {"990"}}, true)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("htmx charge: %d %s", resp.StatusCode, body)
+	}
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if n := doc.Find("hx-partial").Length(); n < 3 {
+		t.Errorf("%d partials, want the ledger, diagram and log at least", n)
+	}
+	if got := text(doc, "total-amount"); got != "990" {
+		t.Errorf("total-amount %q, want 990", got)
+	}
+}
+
+// A refused order id is shown back as text, never as markup.
+func TestRefusedOrderIDIsText(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	evil := `<img src=x onerror=alert(1)>`
+	resp, body := p.post(p.path+"/charge", url.Values{"order_id": {evil}, "amount": {"1"}}, true)
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422", resp.StatusCode)
+	}
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if doc.Find("img").Length() != 0 {
+		t.Errorf("the refused order id became markup: %s", body)
+	}
+	if !strings.Contains(doc.Find("#notice").Text(), evil) {
+		t.Errorf("the notice does not quote the refused id as text: %s", body)
+	}
+	if l := s.ledger("/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")); l.Count != 0 {
+		t.Errorf("%d payments after a refused charge", l.Count)
+	}
+}
+
+// The settings form sets what it sends; a bad value is refused whole.
+func TestSettingsForm(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	form := url.Values{"protection": {"replay"}, "key_strategy": {"uuid"}, "network": {"slow"}, "retry_auto": {"on"},
+		"max_attempts": {"3"}, "base_ms": {"100"}, "cap_ms": {"900"}, "jitter": {"equal"}, "client_timeout_ms": {"700"},
+		"server_delay_ms": {"20"}, "check_gap_ms": {"5"}}
+	if resp, body := p.post(p.path+"/settings", form, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("settings: %d %s", resp.StatusCode, body)
+	}
+	api := "/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")
+	got := s.must(http.StatusOK, "GET", api+"/settings", "").JSON(t)
+	if got["protection"] != "replay" || got["key_strategy"] != "uuid" || got["network"] != "slow" ||
+		got["retry"].(map[string]any)["mode"] != "auto" || got["client_timeout_ms"] != 700.0 {
+		t.Errorf("settings after the form: %v", got)
+	}
+	form.Set("protection", "bogus")
+	form.Del("retry_auto")
+	if resp, _ := p.post(p.path+"/settings", form, true); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("bogus protection: %d, want 422", resp.StatusCode)
+	}
+	if again := s.must(http.StatusOK, "GET", api+"/settings", "").JSON(t); again["protection"] != "replay" || again["retry"].(map[string]any)["mode"] != "auto" {
+		t.Errorf("a refused form changed settings: %v", again)
+	}
+}
+
+// New private lab: a fresh lab, its address ready to share.
+func TestNewLabForm(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	resp, _ := p.post("/labs", url.Values{"_csrf": {p.token}}, false)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/labs/") || loc == p.path {
+		t.Fatalf("new lab: %d to %q", resp.StatusCode, loc)
+	}
+	p.path = loc
+	doc := p.get()
+	share, _ := doc.Find("#share-url").Attr("value")
+	if !strings.HasSuffix(share, loc) {
+		t.Errorf("share URL %q does not end with %q", share, loc)
+	}
+}
+
+// Every open page of a lab hears of a change over SSE: first the whole
+// state, then each change.
+func TestEventsStreamChanges(t *testing.T) {
+	s := startServer(t)
+	api := s.newLab("")
+	id := strings.TrimPrefix(api, "/api/v1/labs/")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/"+id+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	next := func() string { // one message's data lines
+		var b strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream: %v (so far %q)", err, b.String())
+			}
+			if line == "\n" && b.Len() > 0 {
+				return b.String()
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				b.WriteString(d)
+			}
+		}
+	}
+	if first := next(); !strings.Contains(first, `data-testid="total-count">0<`) {
+		t.Fatalf("first message is not the lab's state: %.300s", first)
+	}
+	s.operation(api, `{"order_id":"order-42","amount":1500}`)
+	for {
+		if m := next(); strings.Contains(m, `data-testid="total-count">1<`) {
+			break
+		}
+	}
+}
