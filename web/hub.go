@@ -19,7 +19,7 @@ const logKeep = 60
 
 // coalesce is how long the hub gathers a lab's events before it renders
 // them: a race of 64 attempts becomes a few updates, not a hundred.
-const coalesce = 40 * time.Millisecond
+const coalesce = 25 * time.Millisecond
 
 // Hub fans a lab's changes out to every open page of it over Server-Sent
 // Events. Each change renders the lab's regions once; every stream of the
