@@ -160,3 +160,38 @@ func TestFlagsAndDefaults(t *testing.T) {
 		t.Errorf("usage does not show -addr and its loopback default:\n%s", out.String())
 	}
 }
+
+// Open live streams end with the server: shutdown does not wait for them,
+// and nothing is left running (TestMain checks for leaked goroutines).
+func TestShutdownEndsLiveStreams(t *testing.T) {
+	base, stop := startLab(t, "-db", ":memory:")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan error, 3)
+	for range 3 {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/labs/demo/events", nil)
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ended <- err
+		}()
+	}
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %v with streams open", d)
+	}
+	for range 3 {
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a stream did not end with the server")
+		}
+	}
+}

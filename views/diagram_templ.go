@@ -1044,7 +1044,7 @@ const (
 	sdDatabase  = 374.0
 	sdHeadRoom  = 56.0 // the lane heads
 	sdMaxShown  = 12   // attempts drawn; older ones are summarised
-	sdCharWidth = 8.6  // of a 15-unit label, to size the server's boxes
+	sdCharWidth = 9.2  // of a 16-unit bold label, to size the server's boxes
 )
 
 type sdLane struct {
