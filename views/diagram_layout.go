@@ -34,7 +34,7 @@ var sdLanes = [...]sdLane{
 	{"client", sdClient, 80},
 	{"network", sdNetwork, 96},
 	{"server", sdServer, 72},
-	{"database", sdDatabase, 96},
+	{"database", sdDatabase, 88},
 }
 
 type sdKind int
