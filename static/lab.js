@@ -21,6 +21,17 @@
     var auto = form.elements.retry_auto;
     if (auto) auto.checked = !!s.AutoRetry;
   }
+  // The live stream's state, said in words (not by colour alone).
+  function live(state, words) {
+    var el = document.getElementById("live-status");
+    if (!el || el.dataset.state === state) return;
+    el.dataset.state = state;
+    el.textContent = words;
+    el.hidden = false;
+  }
+  document.addEventListener("htmx:sse:after:message", function () { live("live", "● Live"); });
+  document.addEventListener("htmx:sse:error", function () { live("down", "○ Reconnecting…"); });
+  document.addEventListener("htmx:sse:close", function () { live("down", "○ Not live: reload the page"); });
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
   });

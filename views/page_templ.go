@@ -113,7 +113,7 @@ func Page(p LabPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</code></h1><section class=\"panel act\" aria-labelledby=\"act-title\"><h2 id=\"act-title\">Charge and retry</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</code> <span id=\"live-status\" class=\"live-status\" role=\"status\" hidden></span></h1><section class=\"panel act\" aria-labelledby=\"act-title\"><h2 id=\"act-title\">Charge and retry</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

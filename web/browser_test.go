@@ -209,6 +209,8 @@ func (l *labTab) navigate(url string) {
 	l.t.Helper()
 	l.do(chromedp.Navigate(url))
 	l.waitJS(`document.readyState === "complete" && typeof htmx !== "undefined"`, "the page and htmx to load")
+	// and until the live stream is up: a change before that would be missed
+	l.waitJS(`document.querySelector("#live-status")?.dataset.state === "live"`, "the live stream")
 }
 
 func (l *labTab) do(actions ...chromedp.Action[chromedp.Void]) {

@@ -261,3 +261,53 @@ func TestEventsStreamChanges(t *testing.T) {
 		}
 	}
 }
+
+// The page needs no inline script or style (the CSP forbids them) and no
+// other host; its first load stays under 100 KB transferred, gzip on.
+func TestPageIsSelfContainedAndLight(t *testing.T) {
+	s := startServer(t)
+	_, doc := openPage(t, s, "")
+	if n := doc.Find("script:not([src])").Length(); n > 0 {
+		t.Errorf("%d inline scripts", n)
+	}
+	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
+		for _, a := range el.Nodes[0].Attr {
+			if a.Key == "style" || strings.HasPrefix(a.Key, "on") || strings.HasPrefix(a.Key, "hx-on") {
+				t.Errorf("<%s %s=%q>: inline code or style", el.Nodes[0].Data, a.Key, a.Val)
+			}
+		}
+	})
+	var assets []string
+	doc.Find("script[src], link[rel=stylesheet]").Each(func(_ int, el *goquery.Selection) {
+		u := el.AttrOr("src", el.AttrOr("href", ""))
+		if !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+			t.Errorf("asset %q is not of this server", u)
+		}
+		assets = append(assets, u)
+	})
+	total := 0
+	for _, u := range append([]string{"/"}, assets...) {
+		req, _ := http.NewRequest("GET", s.URL+u, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d", u, resp.StatusCode)
+		}
+		if len(b) > 1400 && resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: %d bytes sent without gzip", u, len(b))
+		}
+		total += len(b)
+	}
+	if total > 100<<10 {
+		t.Errorf("first load transfers %d bytes, want under 100 KB", total)
+	}
+	t.Logf("first load: %d bytes over %d requests", total, len(assets)+1)
+	if csp := s.do("GET", "/", "").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+}

@@ -1,0 +1,145 @@
+package web_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"idemlab/sim"
+	"idemlab/web"
+)
+
+// A setting changed in one browser shows in every other browser of the lab.
+func TestBrowserSettingsShowInEveryTab(t *testing.T) {
+	first := openLab(t, "")
+	second := first.twin()
+	first.setSettings("protection", "unique", "key-strategy", "natural")
+	second.waitJS(`document.querySelector('[data-testid="protection"]').value === "unique" &&
+		document.querySelector('[data-testid="key-strategy"]').value === "natural"`, "the second tab's selects to follow")
+}
+
+// While an automatic retry loop runs, the page says how it goes.
+func TestBrowserAutoRetryProgress(t *testing.T) {
+	l := openLab(t, `{"network":"request-lost","retry":{"mode":"auto","max_attempts":3,"base_ms":700,"cap_ms":700,"jitter":"none"}}`)
+	if got := eval[bool](l, jsTid("auto-retry")+".checked"); !got {
+		t.Fatal("the auto-retry switch is off for a lab whose retry mode is auto")
+	}
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.waitJS(`/attempt 2 of 3/.test(document.querySelector("#retry-progress").textContent)`, "progress: attempt 2 of 3")
+	l.waitJS(`document.querySelectorAll('[data-testid="attempt"]').length === 3`, "three attempts in the diagram")
+	l.waitJS(`document.querySelector("#retry-progress").textContent.trim() === ""`, "the progress to clear at the end")
+}
+
+// After the server restarts, open pages reconnect and go on updating.
+func TestBrowserReconnectsAfterRestart(t *testing.T) {
+	b := browser(t)
+	db := filepath.Join(t.TempDir(), "lab.db")
+	addr := freeAddr(t)
+	stopA := serveAt(t, addr, db)
+	prefix := postLab(t, "http://"+addr)
+	l := &labTab{t: t, url: "http://" + addr + "/labs/" + path.Base(prefix), prefix: prefix}
+	l.tab, l.ctx = newTab(t, b, chromedp.WithNewBrowserContext())
+	// Record the live stream's events from the page's start: the test waits
+	// for the stream to be up, and a failure shows what the stream did.
+	if _, err := chromedp.Call(l.ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.__sse = []; ["htmx:sse:error","htmx:sse:before:connection","htmx:sse:after:connection","htmx:sse:close","htmx:sse:after:message"].forEach(n => document.addEventListener(n, e => window.__sse.push(performance.now().toFixed(0) + " " + n + " " + (e.detail?.error?.message ?? "") + " " + (e.detail?.reason ?? ""))));`,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l.navigate(l.url) // and the live stream is up
+
+	stopA()
+	l.waitJS(`document.querySelector("#live-status").dataset.state === "down"`, "the page to say it is not live")
+	serveAt(t, addr, db) // the same address and database, a new process of the lab
+	resp, err := http.Post("http://"+addr+prefix+"/charges", "application/json", strings.NewReader(`{"order_id":"order-1","amount":100}`))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("charge after restart: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if !l.poll(`document.querySelector('[data-testid="total-count"]').textContent.trim() === "1" &&
+		document.querySelector("#live-status").dataset.state === "live"`, 20*time.Second) {
+		t.Fatalf("the page did not catch up after the restart\n%s\nsse: %v", l.state(), eval[[]string](l, "window.__sse"))
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// serveAt runs the lab on addr over the database file, like `go run .`
+// does; the returned function stops it (it is also stopped at cleanup).
+func serveAt(t *testing.T, addr, db string) (stop func()) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sim.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := sim.NewEngine(ctx, sim.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := web.NewServer(engine, slog.New(slog.DiscardHandler))
+	ts := httptest.NewUnstartedServer(handler)
+	ts.Listener.Close()
+	var ln net.Listener
+	for i := 0; ; i++ { // the port was just freed; take it again
+		if ln, err = net.Listen("tcp", addr); err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Listener = ln
+	ts.Start()
+	transport := &http.Transport{}
+	engine.SetSelf(ts.URL, transport)
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		engine.Stop()
+		handler.Close()
+		ts.CloseClientConnections()
+		ts.Close()
+		engine.Close()
+		transport.CloseIdleConnections()
+		store.Close()
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func postLab(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/api/v1/labs", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	loc := resp.Header.Get("Location") // /labs/{id}
+	if resp.StatusCode != http.StatusCreated || loc == "" {
+		t.Fatalf("create lab: %d %q", resp.StatusCode, loc)
+	}
+	return "/api/v1/labs/" + path.Base(loc)
+}
