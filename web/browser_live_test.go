@@ -1,11 +1,8 @@
 package web_test
 
 import (
-	"context"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path"
 	"path/filepath"
 	"strings"
@@ -14,9 +11,6 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"idemlab/sim"
-	"idemlab/web"
 )
 
 // A setting changed in one browser shows in every other browser of the lab.
@@ -45,8 +39,8 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	b := browser(t)
 	db := filepath.Join(t.TempDir(), "lab.db")
 	addr := freeAddr(t)
-	stopA := serveAt(t, addr, db)
-	prefix := postLab(t, "http://"+addr)
+	a := startServer(t, withDB(db), withAddr(addr))
+	prefix := a.newLab("")
 	l := &labTab{t: t, url: "http://" + addr + "/labs/" + path.Base(prefix), prefix: prefix}
 	l.tab, l.ctx = newTab(t, b, chromedp.WithNewBrowserContext())
 	// Record the live stream's events from the page's start: the test waits
@@ -58,9 +52,9 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	}
 	l.navigate(l.url) // and the live stream is up
 
-	stopA()
+	a.Stop()
 	l.waitJS(`document.querySelector("#live-status").dataset.state === "down"`, "the page to say it is not live")
-	serveAt(t, addr, db) // the same address and database, a new process of the lab
+	startServer(t, withDB(db), withAddr(addr)) // the same address and database: the lab, restarted
 	resp, err := http.Post("http://"+addr+prefix+"/charges", "application/json", strings.NewReader(`{"order_id":"order-1","amount":100}`))
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("charge after restart: %v %v", resp, err)
@@ -80,66 +74,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// serveAt runs the lab on addr over the database file, like `go run .`
-// does; the returned function stops it (it is also stopped at cleanup).
-func serveAt(t *testing.T, addr, db string) (stop func()) {
-	t.Helper()
-	ctx := context.Background()
-	store, err := sim.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := sim.NewEngine(ctx, sim.Config{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	handler := web.NewServer(engine, slog.New(slog.DiscardHandler))
-	ts := httptest.NewUnstartedServer(handler)
-	ts.Listener.Close()
-	var ln net.Listener
-	for i := 0; ; i++ { // the port was just freed; take it again
-		if ln, err = net.Listen("tcp", addr); err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Listener = ln
-	ts.Start()
-	transport := &http.Transport{}
-	engine.SetSelf(ts.URL, transport)
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		engine.Stop()
-		handler.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		engine.Close()
-		transport.CloseIdleConnections()
-		store.Close()
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
-func postLab(t *testing.T, base string) string {
-	t.Helper()
-	resp, err := http.Post(base+"/api/v1/labs", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	loc := resp.Header.Get("Location") // /labs/{id}
-	if resp.StatusCode != http.StatusCreated || loc == "" {
-		t.Fatalf("create lab: %d %q", resp.StatusCode, loc)
-	}
-	return "/api/v1/labs/" + path.Base(loc)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,11 +26,13 @@ type testServer struct {
 	Engine *sim.Engine
 	Store  *sim.Store
 	client *http.Client
+	Stop   func() // stops the lab now (it stops at cleanup anyway)
 }
 
 type serverOpts struct {
-	db  string           // database path; default :memory:
-	now func() time.Time // clock; default time.Now
+	db   string           // database path; default :memory:
+	now  func() time.Time // clock; default time.Now
+	addr string           // listen address; default any free port
 }
 
 // startServer starts the lab and stops it when the test ends.
@@ -49,23 +52,50 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 		tb.Fatalf("new engine: %v", err)
 	}
 	handler := web.NewServer(engine, slog.New(slog.DiscardHandler))
-	ts := httptest.NewServer(handler)
+	ts := httptest.NewUnstartedServer(handler)
+	if o.addr != "" {
+		ts.Listener.Close()
+		ts.Listener = listen(tb, o.addr)
+	}
+	ts.Start()
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}
 	engine.SetSelf(ts.URL, transport)
-	tb.Cleanup(func() {
-		engine.Stop()
-		handler.Close()
-		ts.CloseClientConnections()
-		ts.Close()
-		engine.Close()
-		transport.CloseIdleConnections()
-		store.Close()
-	})
-	return &testServer{tb: tb, URL: ts.URL, Engine: engine, Store: store, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			engine.Stop()
+			handler.Close()
+			ts.CloseClientConnections()
+			ts.Close()
+			engine.Close()
+			transport.CloseIdleConnections()
+			store.Close()
+		})
+	}
+	tb.Cleanup(stop)
+	return &testServer{tb: tb, URL: ts.URL, Engine: engine, Store: store, Stop: stop,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+// listen listens on addr, waiting a moment for a port another server of
+// the test has just let go.
+func listen(tb testing.TB, addr string) net.Listener {
+	tb.Helper()
+	for i := 0; ; i++ {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			return ln
+		}
+		if i == 50 {
+			tb.Fatalf("listen on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func withDB(path string) func(*serverOpts)             { return func(o *serverOpts) { o.db = path } }
 func withClock(now func() time.Time) func(*serverOpts) { return func(o *serverOpts) { o.now = now } }
+func withAddr(addr string) func(*serverOpts)           { return func(o *serverOpts) { o.addr = addr } }
 
 // response is an HTTP answer, read whole.
 type response struct {
