@@ -49,6 +49,7 @@ WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'
 type queries struct {
 	insertPayment, insertPaymentOnConflict *sql.Stmt // writer
 	claim, record, complete                *sql.Stmt // writer
+	savepoint, rollbackTo, release         *sql.Stmt // writer: one job of a group commit
 	checkKey, recordR                      *sql.Stmt // readers: check-then-insert, replay lookups
 }
 
@@ -61,6 +62,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.q.insertPayment, s.w, sqlInsertPayment},
 		{&s.q.insertPaymentOnConflict, s.w, sqlInsertPaymentOnConflict},
 		{&s.q.claim, s.w, sqlClaim},
+		{&s.q.savepoint, s.w, "SAVEPOINT job"},
+		{&s.q.rollbackTo, s.w, "ROLLBACK TO job"},
+		{&s.q.release, s.w, "RELEASE job"},
 		{&s.q.record, s.w, sqlRecord},
 		{&s.q.complete, s.w, sqlComplete},
 		{&s.q.checkKey, s.r, sqlCheckKey},

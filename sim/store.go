@@ -63,7 +63,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.tw = newWriter(w)
+	s.tw = newWriter(w, &s.q)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // maxBatch bounds how many transactions one commit carries.
@@ -13,74 +14,87 @@ const maxBatch = 64
 // errClosed is what a write gets after the store has closed.
 var errClosed = errors.New("store: closed")
 
-// txJob is one writing transaction waiting for the writer.
+// txJob is one writing transaction waiting for its turn.
 type txJob struct {
 	fn   func(*sql.Tx) error
-	done chan error
+	done chan error    // its result, when another transaction's caller ran it
+	lead chan struct{} // told to run the queue itself
 }
 
-// writer runs every writing transaction of the store on its one connection,
-// with group commit: transactions that queue while a commit is under way
-// share the next one, each inside a savepoint of its own so that one's
-// failure rolls back only itself. A lone transaction runs as it is. Each
-// transaction still sees the ones before it as committed, so the guarantees
-// of UNIQUE, ON CONFLICT and the replay claim are those of serial
-// transactions; what is shared is the cost of the commit (BEGIN, the WAL
-// write), which is most of the cost of a small transaction.
+// writer runs the store's writing transactions on its one connection, with
+// group commit and no goroutine of its own. A caller that finds the writer
+// idle runs its transaction at once, on its own goroutine. Callers that come
+// while it works queue; when it is done it hands the queue to the first of
+// them, who runs the whole queue as one transaction: each job inside a
+// savepoint of its own, so that one's failure rolls back only itself. Each
+// still sees the jobs before it as committed, so the guarantees of UNIQUE,
+// ON CONFLICT and the replay claim are those of serial transactions; what
+// is shared is the commit (BEGIN, the WAL write), most of a small
+// transaction's cost.
 type writer struct {
-	db   *sql.DB
-	jobs chan *txJob
-	quit chan struct{}
-	done chan struct{}
+	db *sql.DB
+	q  *queries
+
+	mu     sync.Mutex
+	queue  []*txJob
+	busy   bool
+	closed bool
 }
 
-func newWriter(db *sql.DB) *writer {
-	w := &writer{db: db, jobs: make(chan *txJob), quit: make(chan struct{}), done: make(chan struct{})}
-	go w.loop()
-	return w
-}
+func newWriter(db *sql.DB, q *queries) *writer { return &writer{db: db, q: q} }
 
-// run queues fn and waits for its transaction to commit or fail.
+// run runs fn in a writing transaction and returns its result.
 func (w *writer) run(fn func(*sql.Tx) error) error {
-	j := &txJob{fn: fn, done: make(chan error, 1)}
-	select {
-	case w.jobs <- j:
-	case <-w.quit:
+	j := &txJob{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return errClosed
 	}
-	return <-j.done
-}
-
-// close stops the writer after the batch under way.
-func (w *writer) close() {
-	close(w.quit)
-	<-w.done
-}
-
-func (w *writer) loop() {
-	defer close(w.done)
-	for {
-		var batch []*txJob
+	w.queue = append(w.queue, j)
+	if w.busy {
+		w.mu.Unlock()
 		select {
-		case j := <-w.jobs:
-			batch = append(batch, j)
-		case <-w.quit:
-			return
+		case err := <-j.done:
+			return err
+		case <-j.lead:
 		}
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case j := <-w.jobs:
-				batch = append(batch, j)
-			default:
-				break more
-			}
-		}
-		errs := w.commit(batch)
-		for i, j := range batch {
-			j.done <- errs[i]
+		w.mu.Lock()
+	}
+	// j leads: the queue is empty but for j when the writer was idle, and
+	// the leader before hands over to the job at the head of the queue.
+	w.busy = true
+	n := min(len(w.queue), maxBatch)
+	batch := w.queue[:n:n]
+	w.queue = w.queue[n:]
+	w.mu.Unlock()
+
+	errs := w.commit(batch)
+	var mine error
+	for i, b := range batch {
+		if b == j {
+			mine = errs[i]
+		} else {
+			b.done <- errs[i]
 		}
 	}
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		next := w.queue[0]
+		w.mu.Unlock()
+		next.lead <- struct{}{}
+		return mine
+	}
+	w.busy = false
+	w.mu.Unlock()
+	return mine
+}
+
+// close refuses new transactions; those queued still run.
+func (w *writer) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
 }
 
 // commit runs the batch in one transaction and returns each job's result.
@@ -117,16 +131,16 @@ func (w *writer) commit(batch []*txJob) []error {
 
 // inSavepoint runs fn so that its failure undoes only its own writes.
 func (w *writer) inSavepoint(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
+	if _, err := in(ctx, tx, w.q.savepoint).ExecContext(ctx); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	err := fn(tx)
 	if err != nil {
-		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO job"); rerr != nil {
+		if _, rerr := in(ctx, tx, w.q.rollbackTo).ExecContext(ctx); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	}
-	if _, rerr := tx.ExecContext(ctx, "RELEASE job"); rerr != nil {
+	if _, rerr := in(ctx, tx, w.q.release).ExecContext(ctx); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	return err

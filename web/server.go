@@ -44,8 +44,13 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
 	e.Use(middleware.Recover())
 	e.Use(secureHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		MinLength: 1400,                                                                        // a charge's answer is smaller than a packet: compressing it costs more than it saves
-		Skipper:   func(c echo.Context) bool { return strings.HasSuffix(c.Path(), "/events") }, // SSE streams flush as they go
+		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
+		// Pages and assets only: the API's answers are small, and the SSE
+		// streams flush as they go.
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events")
+		},
 	}))
 	e.Use(limitBody)
 	hub := NewHub(engine, logger)
