@@ -32,6 +32,21 @@
   document.addEventListener("htmx:sse:after:message", function () { live("live", "● Live"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "○ Reconnecting…"); });
   document.addEventListener("htmx:sse:close", function () { live("down", "○ Not live: reload the page"); });
+  // Copy buttons (shown only where the script runs): copy the field's text.
+  function setupCopy() {
+    document.querySelectorAll("button[data-copy]").forEach(function (b) {
+      var field = document.getElementById(b.dataset.copy);
+      if (!field || !navigator.clipboard) return;
+      b.hidden = false;
+      b.addEventListener("click", function () {
+        navigator.clipboard.writeText(field.value).then(function () {
+          b.textContent = "Copied ✓";
+          setTimeout(function () { b.textContent = "Copy"; }, 2000);
+        }, function () { field.select(); });
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setupCopy); else setupCopy();
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
   });

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +310,28 @@ func TestPageIsSelfContainedAndLight(t *testing.T) {
 	t.Logf("first load: %d bytes over %d requests", total, len(assets)+1)
 	if csp := s.do("GET", "/", "").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") {
 		t.Errorf("Content-Security-Policy %q", csp)
+	}
+}
+
+// The table shows the newest 100 payments and says how many there are.
+func TestLedgerShowsTheLast100(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	api := "/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")
+	for i := range 105 {
+		s.must(http.StatusCreated, "POST", api+"/charges", `{"order_id":"o-`+strconv.Itoa(i)+`","amount":10}`)
+	}
+	doc := p.get()
+	if n := doc.Find(`[data-testid="payment-row"]`).Length(); n != 100 {
+		t.Errorf("%d rows, want 100", n)
+	}
+	if got := strings.Join(strings.Fields(doc.Find(`[data-testid="payments-table"] caption`).Text()), " "); !strings.HasPrefix(got, "100 of 105") {
+		t.Errorf("caption %q, want 100 of 105", got)
+	}
+	if first := strings.TrimSpace(doc.Find(`[data-testid="payment-row"] code`).First().Text()); first != "o-104" {
+		t.Errorf("first row %q, want the newest, o-104", first)
+	}
+	if got := text(doc, "total-count") + " " + text(doc, "total-amount"); got != "105 1050" {
+		t.Errorf("totals %q, want the whole ledger: 105 1050", got)
 	}
 }
