@@ -8,9 +8,17 @@
     max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
     client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS"
   };
+  // A change made here wins over news from the stream until the server has
+  // it: an event about an older change must not undo a newer one (the form
+  // posts all its fields, so an undone field would be sent back as well).
+  var lastLocal = 0;
+  document.addEventListener("change", function (e) {
+    if (e.target.form && e.target.form.id === "settings-form") lastLocal = Date.now();
+  }, true);
   function apply(s) {
     var form = document.getElementById("settings-form");
     if (!form) return;
+    if (form.classList.contains("htmx-request") || Date.now() - lastLocal < 1500) return;
     Object.keys(fields).forEach(function (name) {
       var el = form.elements[name];
       var v = s[fields[name]];
@@ -22,16 +30,17 @@
     if (auto) auto.checked = !!s.AutoRetry;
   }
   // The live stream's state, said in words (not by colour alone).
-  function live(state, words) {
+  // The words come from the element, in the page's language.
+  function live(state, key) {
     var el = document.getElementById("live-status");
     if (!el || el.dataset.state === state) return;
     el.dataset.state = state;
-    el.textContent = words;
+    el.textContent = el.dataset[key] || state;
     el.hidden = false;
   }
-  document.addEventListener("htmx:sse:after:message", function () { live("live", "● Live"); });
-  document.addEventListener("htmx:sse:error", function () { live("down", "○ Reconnecting…"); });
-  document.addEventListener("htmx:sse:close", function () { live("down", "○ Not live: reload the page"); });
+  document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
+  document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
+  document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });
   // Copy buttons (shown only where the script runs): copy the field's text.
   function setupCopy() {
     document.querySelectorAll("button[data-copy]").forEach(function (b) {
@@ -39,9 +48,10 @@
       if (!field || !navigator.clipboard) return;
       b.hidden = false;
       b.addEventListener("click", function () {
+        var label = b.textContent;
         navigator.clipboard.writeText(field.value).then(function () {
-          b.textContent = "Copied ✓";
-          setTimeout(function () { b.textContent = "Copy"; }, 2000);
+          b.textContent = b.dataset.copied || label;
+          setTimeout(function () { b.textContent = label; }, 2000);
         }, function () { field.select(); });
       });
     });

@@ -3,6 +3,8 @@ package views
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Lang is a language of the page.
@@ -73,11 +75,108 @@ func (l Lang) T(key string, args ...any) string {
 	return fmt.Sprintf(f, args...)
 }
 
-// lookup finds key in the catalogs of the page and of the diagram.
+// lookup finds key in the catalogs: the page's, the log's, the diagram's.
 func lookup(key string) (message, bool) {
-	if m, ok := pageMessages[key]; ok {
-		return m, true
+	for _, c := range catalogs() {
+		if m, ok := c[key]; ok {
+			return m, true
+		}
 	}
-	m, ok := diagramMessages[key]
-	return m, ok
+	return message{}, false
+}
+
+func catalogs() [3]map[string]message {
+	return [3]map[string]message{pageMessages, logMessages, diagramMessages}
+}
+
+// Keys lists every key of the catalogs, for tests that check them whole.
+func Keys() map[string][2]string {
+	out := map[string][2]string{}
+	for _, c := range catalogs() {
+		for k, m := range c {
+			out[k] = [2]string{m.en, m.ru}
+		}
+	}
+	return out
+}
+
+// Msg is words to be said in the reader's language: a catalog key and the
+// arguments of its format, which may be Msgs themselves. The event log and
+// the notices keep Msgs, so each page says them in its own language.
+type Msg struct {
+	Key  string
+	Args []any
+}
+
+// M makes a Msg.
+func M(key string, args ...any) Msg { return Msg{Key: key, Args: args} }
+
+// IsZero reports whether m says nothing.
+func (m Msg) IsZero() bool { return m.Key == "" }
+
+// Say is m in l.
+func (l Lang) Say(m Msg) string {
+	if m.IsZero() {
+		return ""
+	}
+	args := make([]any, len(m.Args))
+	for i, a := range m.Args {
+		if inner, ok := a.(Msg); ok {
+			a = l.Say(inner)
+		}
+		args[i] = a
+	}
+	return l.T(m.Key, args...)
+}
+
+// Say is m in ctx's language.
+func Say(ctx context.Context, m Msg) string { return LangOf(ctx).Say(m) }
+
+// Plural is the form of a counted word for n: the catalog holds the forms
+// separated by "|": one|many in English, one|few|many in Russian.
+func (l Lang) Plural(n int64, key string) string {
+	forms := strings.Split(l.T(key), "|")
+	if len(forms) == 1 {
+		return forms[0]
+	}
+	if l != Russian || len(forms) < 3 {
+		if n == 1 {
+			return forms[0]
+		}
+		return forms[len(forms)-1]
+	}
+	switch n10, n100 := n%10, n%100; {
+	case n10 == 1 && n100 != 11:
+		return forms[0]
+	case n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14):
+		return forms[1]
+	}
+	return forms[2]
+}
+
+// Money is an amount of roubles as the language writes it: «1 500 ₽» in
+// Russian, "₽1,500" in English.
+func Money(ctx context.Context, n int64) string {
+	digits := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
+	sep := ","
+	if LangOf(ctx) == Russian {
+		sep = "\u00a0"
+	}
+	var b strings.Builder
+	for i, r := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(r)
+	}
+	s := b.String()
+	if neg {
+		s = "−" + s
+	}
+	if LangOf(ctx) == Russian {
+		return s + "\u00a0₽"
+	}
+	return "₽" + s
 }

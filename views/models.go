@@ -11,8 +11,8 @@ type LabPage struct {
 	Diagram  Diagram
 	Log      []LogLine
 	Latest   string // id of the latest operation; "" when none
-	Progress string // the automatic retry loop's progress, if one runs
-	Notice   string // a message for the person who acted (a refused form)
+	Progress Msg    // the automatic retry loop's progress, if one runs
+	Notice   Msg    // a message for the person who acted (a refused form)
 	Large    bool   // large type, for the back of the room
 }
 
@@ -58,7 +58,7 @@ type DoubleCharge struct {
 type LogLine struct {
 	At   string // clock time
 	Kind string // client, network, server, lab
-	Text string
+	Msg  Msg    // what happened, said in each page's language
 }
 
 // Option is one choice of a select.

@@ -140,7 +140,7 @@ func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
 	if err := views.Partials(p).Render(ctx, &buf); err != nil {
 		return err
 	}
-	if err := views.NoticePartial("").Render(ctx, &buf); err != nil {
+	if err := views.NoticePartial(views.Msg{}).Render(ctx, &buf); err != nil {
 		return err
 	}
 	return c.HTMLBlob(http.StatusOK, buf.Bytes())
@@ -148,21 +148,42 @@ func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
 
 // refuse tells the person who acted why the form was refused: a notice for
 // htmx, a short page for a plain post. Nothing was changed.
-func refuse(c echo.Context, err error) error {
-	msg := "The lab could not do that."
-	var se *sim.Error
-	if errors.As(err, &se) && se.Code != sim.EInternal {
-		msg = se.Message
-		for _, f := range se.Fields {
-			msg += " " + f.Field + " " + f.Detail + "."
-		}
-	} else {
-		return err
-	}
+func refuse(c echo.Context, msg views.Msg) error {
 	if c.Request().Header.Get("HX-Request") == "true" {
 		return render(c, http.StatusUnprocessableEntity, views.NoticePartial(msg))
 	}
 	return render(c, http.StatusUnprocessableEntity, views.Refused(msg, labBase(c.Param("lab"))))
+}
+
+// refusal says why the lab refused err, in the words of the form; errors
+// that are not the person's doing go on to the error handler.
+func refusal(err error) (views.Msg, bool) {
+	var se *sim.Error
+	if !errors.As(err, &se) || se.Code == sim.EInternal {
+		return views.Msg{}, false
+	}
+	if se.Code == sim.ENotFound {
+		return views.M("notice.no-operation"), true
+	}
+	if len(se.Fields) > 0 {
+		f := se.Fields[0]
+		switch f.Field {
+		case "amount":
+			return views.M("notice.amount"), true
+		case "parallel":
+			return views.M("notice.parallel"), true
+		}
+		return views.M("notice.setting", f.Field, f.Detail), true
+	}
+	return views.M("notice.other", se.Message), true
+}
+
+// refuseErr refuses the form for err, or passes err on.
+func refuseErr(c echo.Context, err error) error {
+	if msg, ok := refusal(err); ok {
+		return refuse(c, msg)
+	}
+	return err
 }
 
 func formLab(engine *sim.Engine, c echo.Context) (*sim.Lab, error) {
@@ -177,15 +198,15 @@ func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		amount, err := strconv.ParseInt(c.FormValue("amount"), 10, 64)
 		if err != nil {
-			return refuse(c, sim.Invalid(sim.FieldError{Field: "amount", Detail: "must be a whole number from 1 to 1000000000"}))
+			return refuse(c, views.M("notice.amount"))
 		}
 		orderID := c.FormValue("order_id")
 		if _, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: orderID, Amount: amount}); err != nil {
 			var se *sim.Error
 			if errors.As(err, &se) && len(se.Fields) > 0 && se.Fields[0].Field == "order_id" {
-				return refuse(c, sim.Errorf(sim.EInvalid, "The order id “%s” was refused: it %s.", orderID, se.Fields[0].Detail))
+				return refuse(c, views.M("notice.order-id", orderID))
 			}
-			return refuse(c, err)
+			return refuseErr(c, err)
 		}
 		return answer(c, engine, hub, l)
 	}
@@ -199,10 +220,10 @@ func handleSettingsForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		p, err := settingsPatch(c)
 		if err != nil {
-			return refuse(c, err)
+			return refuseErr(c, err)
 		}
 		if _, err := engine.UpdateSettings(c.Request().Context(), l, p); err != nil {
-			return refuse(c, err)
+			return refuseErr(c, err)
 		}
 		return answer(c, engine, hub, l)
 	}
@@ -274,7 +295,7 @@ func handleRetryForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		withKey := c.FormValue("with_key") != "false"
 		if _, err := engine.Retry(c.Request().Context(), l, sim.LatestOperation, withKey, ""); err != nil {
-			return refuse(c, err)
+			return refuseErr(c, err)
 		}
 		return answer(c, engine, hub, l)
 	}
@@ -288,10 +309,10 @@ func handleRaceForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		n, err := strconv.Atoi(c.FormValue("parallel"))
 		if err != nil {
-			return refuse(c, sim.Invalid(sim.FieldError{Field: "parallel", Detail: "must be a whole number from 2 to 64"}))
+			return refuse(c, views.M("notice.parallel"))
 		}
 		if _, err := engine.Race(c.Request().Context(), l, sim.LatestOperation, n); err != nil {
-			return refuse(c, err)
+			return refuseErr(c, err)
 		}
 		return answer(c, engine, hub, l)
 	}
@@ -337,9 +358,10 @@ func handleEvents(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		s, unsubscribe := hub.subscribe(l.ID)
+		lang := views.LangOf(ctx)
+		s, unsubscribe := hub.subscribe(l.ID, lang)
 		defer unsubscribe()
-		first, err := hub.partials(ctx, l.ID)
+		first, err := hub.partials(ctx, l.ID, lang)
 		if err != nil {
 			return err
 		}

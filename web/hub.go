@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -40,13 +39,14 @@ type Hub struct {
 type labFeed struct {
 	log      []views.LogLine // newest first
 	streams  map[*stream]struct{}
-	progress string
+	progress views.Msg
 	settings *sim.Settings // last seen, to name what changed
 }
 
 // stream is one open page: it holds at most one message, the newest.
 type stream struct {
-	ch chan message
+	ch   chan message
+	lang views.Lang // the page's language
 }
 
 // message is one SSE message: an event name ("" for a swap) and its data.
@@ -95,12 +95,12 @@ func (h *Hub) notify(ev sim.Event) {
 	f := h.feed(ev.Lab)
 	switch ev.Kind {
 	case sim.EventReset:
-		f.log, f.progress = nil, ""
+		f.log, f.progress = nil, views.Msg{}
 	case sim.EventRetry:
 		f.progress = retryProgress(ev.Retry)
 	case sim.EventAttempt:
 		if ev.Attempt != nil && ev.Attempt.FinishedAt == nil { // the announced attempt has started
-			f.progress = ""
+			f.progress = views.Msg{}
 		}
 	}
 	var settingsMsg []byte
@@ -108,7 +108,7 @@ func (h *Hub) notify(ev sim.Event) {
 		settingsMsg, _ = json.Marshal(settingsView(*ev.Settings))
 	}
 	for _, text := range describe(ev, f.settings) {
-		line := views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Text: text.text}
+		line := views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg}
 		f.log = append([]views.LogLine{line}, f.log...)
 	}
 	if len(f.log) > logKeep {
@@ -130,15 +130,15 @@ func (h *Hub) notify(ev sim.Event) {
 	}
 }
 
-func retryProgress(r *sim.RetryWait) string {
+func retryProgress(r *sim.RetryWait) views.Msg {
 	if r == nil {
-		return ""
+		return views.Msg{}
 	}
-	return fmt.Sprintf("Automatic retry: attempt %d of %d in %d ms", r.Next, r.Of, r.Delay.Milliseconds())
+	return views.M("log.progress", r.Next, r.Of, r.Delay.Milliseconds())
 }
 
 // snapshot returns the lab's log and progress for a page.
-func (h *Hub) snapshot(lab string) ([]views.LogLine, string) {
+func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := h.feed(lab)
@@ -161,27 +161,36 @@ func (h *Hub) render() {
 		case <-time.After(coalesce):
 		}
 		h.mu.Lock()
-		var labs []string
+		type target struct {
+			lab  string
+			lang views.Lang
+		}
+		var targets []target
 		for lab := range h.dirty {
-			if len(h.feed(lab).streams) > 0 {
-				labs = append(labs, lab)
+			seen := map[views.Lang]bool{}
+			for s := range h.feed(lab).streams {
+				if !seen[s.lang] {
+					seen[s.lang] = true
+					targets = append(targets, target{lab, s.lang})
+				}
 			}
 		}
 		clear(h.dirty)
 		h.mu.Unlock()
-		for _, lab := range labs {
-			data, err := h.partials(context.Background(), lab)
+		for _, t := range targets { // once per lab and language, for all its streams
+			data, err := h.partials(context.Background(), t.lab, t.lang)
 			if err != nil {
-				h.log.Warn("render lab for streams", "lab", lab, "err", err)
+				h.log.Warn("render lab for streams", "lab", t.lab, "err", err)
 				continue
 			}
-			h.broadcast(lab, message{data: data})
+			h.broadcast(t.lab, t.lang, message{data: data})
 		}
 	}
 }
 
-// partials renders the lab's live regions.
-func (h *Hub) partials(ctx context.Context, lab string) ([]byte, error) {
+// partials renders the lab's live regions in a language.
+func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte, error) {
+	ctx = views.WithLang(ctx, lang)
 	l, err := h.engine.Lab(ctx, lab)
 	if err != nil {
 		return nil, err
@@ -197,17 +206,19 @@ func (h *Hub) partials(ctx context.Context, lab string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (h *Hub) broadcast(lab string, m message) {
+func (h *Hub) broadcast(lab string, lang views.Lang, m message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.feed(lab).streams {
-		s.send(m)
+		if s.lang == lang {
+			s.send(m)
+		}
 	}
 }
 
 // subscribe opens a stream of the lab; the returned function closes it.
-func (h *Hub) subscribe(lab string) (*stream, func()) {
-	s := &stream{ch: make(chan message, 4)}
+func (h *Hub) subscribe(lab string, lang views.Lang) (*stream, func()) {
+	s := &stream{ch: make(chan message, 4), lang: lang}
 	h.mu.Lock()
 	h.feed(lab).streams[s] = struct{}{}
 	h.mu.Unlock()

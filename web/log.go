@@ -2,38 +2,40 @@ package web
 
 import (
 	"fmt"
-	"strings"
 
 	"idemlab/sim"
+	"idemlab/views"
 )
 
 // logText is one line of the event log and who it is about.
 type logText struct {
 	kind string // client, network, server, lab
-	text string
+	msg  views.Msg
 }
+
+var m = views.M
 
 // describe says in plain words what an event means, and why.
 func describe(ev sim.Event, prev *sim.Settings) []logText {
 	switch ev.Kind {
 	case sim.EventReset:
-		return []logText{{"lab", "Reset: payments, keys and history emptied; settings kept."}}
+		return []logText{{"lab", m("log.reset")}}
 	case sim.EventSettings:
 		return settingsChanges(prev, ev.Settings)
 	case sim.EventOperation:
 		op := ev.Operation
-		key := "no key"
+		key := m("log.no-key")
 		if op.Key != nil {
-			key = "key " + short(*op.Key)
+			key = m("log.key", short(*op.Key))
 		} else if op.KeyStrategy != sim.KeyNone {
-			key = "keys by " + string(op.KeyStrategy)
+			key = m("log.keys-by", string(op.KeyStrategy))
 		}
-		return []logText{{"client", fmt.Sprintf("New operation: charge %s %d ₽ (%s).", op.OrderID, op.Amount, key)}}
+		return []logText{{"client", m("log.operation", op.OrderID, op.Amount, key)}}
 	case sim.EventAttempt:
 		switch a := ev.Attempt; {
 		case a == nil || a.FinishedAt == nil: // just sent: said when it ends
 		case ev.Late:
-			return []logText{{"network", fmt.Sprintf("Attempt %d: its answer arrived after the client had given up; the server %s.", a.N, outcomeWords(a.Outcome))}}
+			return []logText{{"network", m("log.late", a.N, outcomeWords(a.Outcome))}}
 		default:
 			return []logText{{"client", attemptText(a)}}
 		}
@@ -50,72 +52,47 @@ func short(k string) string {
 	return k
 }
 
-func keyWords(k *string) string {
+func keyWords(k *string) views.Msg {
 	if k == nil {
-		return "no key"
+		return m("log.no-key")
 	}
-	return "key " + short(*k)
+	return m("log.key", short(*k))
 }
 
-func outcomeWords(o sim.Outcome) string {
+func outcomeWords(o sim.Outcome) views.Msg {
 	switch o {
-	case sim.OutcomeCharged:
-		return "charged (a new payment)"
-	case sim.OutcomeDuplicate:
-		return "refused a second payment for this key (duplicate)"
-	case sim.OutcomeReplayed:
-		return "replayed the first answer"
-	case sim.OutcomeInFlight:
-		return "answered 409: the first request with this key is still running"
-	case sim.OutcomeMismatch:
-		return "answered 422: this key came with another body"
-	case sim.OutcomeRejected:
-		return "rejected the request"
-	case sim.OutcomeNotReached:
-		return "never received it"
-	case sim.OutcomeFailed:
-		return "failed"
+	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight,
+		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed:
+		return m("log.did." + string(o))
 	}
-	return "not answered yet"
+	return m("log.did.pending")
 }
 
 // attemptText is what the client saw of one attempt, and what really happened.
-func attemptText(a *sim.Attempt) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Attempt %d (%s, network %s): ", a.N, keyWords(a.Key), a.Fate)
+func attemptText(a *sim.Attempt) views.Msg {
+	head := m("log.attempt", a.N, keyWords(a.Key), string(a.Fate))
 	switch {
 	case a.Status != 0:
-		fmt.Fprintf(&b, "the client got %d; the server %s.", a.Status, outcomeWords(a.Outcome))
+		return m("log.attempt.answer", head, a.Status, outcomeWords(a.Outcome))
 	case a.Outcome == sim.OutcomeNotReached:
-		b.WriteString("the request was lost on the way; the server never saw it. The client only sees an error.")
+		return m("log.attempt.lost", head)
 	case a.Outcome == sim.OutcomePending:
-		b.WriteString("the client timed out while the server was still working.")
-	default:
-		fmt.Fprintf(&b, "the client saw no answer, but the server %s. From the client's side this looks just like a lost request.", outcomeWords(a.Outcome))
+		return m("log.attempt.timeout", head)
 	}
-	return b.String()
+	return m("log.attempt.unseen", head, outcomeWords(a.Outcome))
 }
 
-func chargeText(ev sim.Event) string {
-	what := fmt.Sprintf("Charge %s with %s: ", ev.OrderID, keyWords(ev.Key))
+func chargeText(ev sim.Event) views.Msg {
+	head := m("log.charge", ev.OrderID, keyWords(ev.Key))
 	switch ev.Outcome {
 	case sim.OutcomeCharged:
 		if ev.Payment != nil {
-			return what + fmt.Sprintf("COMMIT, payment #%d of %d ₽.", ev.Payment.ID, ev.Payment.Amount)
+			return m("log.charge.commit", head, ev.Payment.ID, ev.Payment.Amount)
 		}
-		return what + "COMMIT."
-	case sim.OutcomeDuplicate:
-		return what + "the key is already in the ledger: no second payment."
-	case sim.OutcomeReplayed:
-		return what + "the key's stored answer is sent again, byte for byte."
-	case sim.OutcomeInFlight:
-		return what + "the first request with this key is still running: 409, retry later."
-	case sim.OutcomeMismatch:
-		return what + "the key was first used with another body: 422."
-	case sim.OutcomeRejected:
-		return what + "refused (replay needs an Idempotency-Key)."
+	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected:
+		return m("log.charge."+string(ev.Outcome), head)
 	}
-	return what + "failed."
+	return m("log.charge.failed", head)
 }
 
 // settingsChanges names each setting that changed.
@@ -124,27 +101,29 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 		return nil
 	}
 	if prev == nil {
-		return []logText{{"lab", fmt.Sprintf("Settings: protection %s, key %s, network %s, retry %s.", next.Protection, next.KeyStrategy, next.Network, next.Retry.Mode)}}
+		return []logText{{"lab", m("log.settings", string(next.Protection), string(next.KeyStrategy), string(next.Network), next.Retry.Mode)}}
 	}
 	var out []logText
 	add := func(name string, a, b any) {
 		if a != b {
-			out = append(out, logText{"lab", fmt.Sprintf("Setting %s: %v → %v.", name, a, b)})
+			out = append(out, logText{"lab", m("log.setting", m("log.setting."+name), str(a), str(b))})
 		}
 	}
 	add("protection", prev.Protection, next.Protection)
-	add("key strategy", prev.KeyStrategy, next.KeyStrategy)
+	add("key", prev.KeyStrategy, next.KeyStrategy)
 	add("network", prev.Network, next.Network)
 	add("retry", prev.Retry.Mode, next.Retry.Mode)
-	add("max attempts", prev.Retry.MaxAttempts, next.Retry.MaxAttempts)
-	add("backoff base", prev.Retry.BaseMS, next.Retry.BaseMS)
-	add("backoff cap", prev.Retry.CapMS, next.Retry.CapMS)
+	add("max-attempts", prev.Retry.MaxAttempts, next.Retry.MaxAttempts)
+	add("base", prev.Retry.BaseMS, next.Retry.BaseMS)
+	add("cap", prev.Retry.CapMS, next.Retry.CapMS)
 	add("jitter", prev.Retry.Jitter, next.Retry.Jitter)
-	add("client timeout", prev.ClientTimeoutMS, next.ClientTimeoutMS)
-	add("server work", prev.ServerDelayMS, next.ServerDelayMS)
-	add("check gap", prev.CheckGapMS, next.CheckGapMS)
-	add("key TTL", prev.KeyTTLS, next.KeyTTLS)
-	add("lock timeout", prev.LockTimeoutMS, next.LockTimeoutMS)
+	add("timeout", prev.ClientTimeoutMS, next.ClientTimeoutMS)
+	add("delay", prev.ServerDelayMS, next.ServerDelayMS)
+	add("gap", prev.CheckGapMS, next.CheckGapMS)
+	add("ttl", prev.KeyTTLS, next.KeyTTLS)
+	add("lock", prev.LockTimeoutMS, next.LockTimeoutMS)
 	add("seed", prev.Seed, next.Seed)
 	return out
 }
+
+func str(v any) string { return fmt.Sprint(v) }

@@ -22,15 +22,15 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	// Middleware goes on each route: on a Group, Echo would run it for every
 	// unmatched path too.
 	guard := csrf()
-	get(root, "/", handlePage(engine, hub), guard)
-	get(root, "/labs/:lab", handlePage(engine, hub), guard)
+	get(root, "/", handlePage(engine, hub), guard, withLang)
+	get(root, "/labs/:lab", handlePage(engine, hub), guard, withLang)
 	e.POST("/labs", handleNewLab(engine), guard)
-	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), guard)
-	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), guard)
-	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), guard)
-	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard)
-	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard)
-	e.GET("/labs/:lab/events", handleEvents(engine, hub))
+	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard, withLang)
+	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
 
 	// lab loads the lab named in the path before the handler runs; own
 	// mutating endpoints accept an Idempotency-Key: the lab eats its own cooking.
