@@ -105,3 +105,20 @@ func TestCatalogsAreComplete(t *testing.T) {
 		}
 	}
 }
+
+// The problem pages speak the reader's language; the JSON stays English.
+func TestProblemPagesInBothLanguages(t *testing.T) {
+	s := startServer(t)
+	ru := getPage(t, http.DefaultClient, s.URL+"/problems/idempotency-key-reused", "ru")
+	en := getPage(t, http.DefaultClient, s.URL+"/problems/idempotency-key-reused", "en")
+	if got := ru.Find("h1").Text(); got != "Ключ уже использован с другим запросом" {
+		t.Errorf("Russian page: %q", got)
+	}
+	if got := en.Find("h1").Text(); got != "Idempotency key reused with a different request" {
+		t.Errorf("English page: %q", got)
+	}
+	r := s.do("GET", "/api/v1/labs/nope/settings", "", "Accept-Language", "ru")
+	if got := r.JSON(t)["title"]; got != "Not found" {
+		t.Errorf("JSON problem title %q, want English", got)
+	}
+}

@@ -20,7 +20,10 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-func problemInfo(t problemType) views.ProblemInfo {
+func problemInfo(c echo.Context, t problemType) views.ProblemInfo {
+	if views.LangOf(c.Request().Context()) == views.Russian {
+		return views.ProblemInfo{Slug: t.Slug, Status: t.Status, Title: t.TitleRU, Explain: t.ExplainRU}
+	}
 	return views.ProblemInfo{Slug: t.Slug, Status: t.Status, Title: t.Title, Explain: t.Explain}
 }
 
@@ -28,7 +31,7 @@ func handleProblemIndex() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var ps []views.ProblemInfo
 		for _, t := range problemTypes() {
-			ps = append(ps, problemInfo(t))
+			ps = append(ps, problemInfo(c, t))
 		}
 		return render(c, http.StatusOK, views.ProblemIndex(ps))
 	}
@@ -38,7 +41,7 @@ func handleProblemPage() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		for _, t := range problemTypes() {
 			if t.Slug == c.Param("slug") {
-				return render(c, http.StatusOK, views.ProblemPage(problemInfo(t)))
+				return render(c, http.StatusOK, views.ProblemPage(problemInfo(c, t)))
 			}
 		}
 		return newProblem(probNotFound, "There is no such problem type.")

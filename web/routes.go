@@ -14,8 +14,8 @@ import (
 func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	root := e.Group("")
 	get(root, "/healthz", handleHealth(engine))
-	get(root, "/problems", handleProblemIndex())
-	get(root, "/problems/:slug", handleProblemPage())
+	get(root, "/problems", handleProblemIndex(), withLang)
+	get(root, "/problems/:slug", handleProblemPage(), withLang)
 	e.StaticFS("/static", static.Files)
 
 	// The dashboard: pages, their form posts (CSRF-checked) and live streams.
