@@ -134,24 +134,28 @@ func Say(ctx context.Context, m Msg) string { return LangOf(ctx).Say(m) }
 
 // Plural is the form of a counted word for n: the catalog holds the forms
 // separated by "|": one|many in English, one|few|many in Russian.
-func (l Lang) Plural(n int64, key string) string {
-	forms := strings.Split(l.T(key), "|")
-	if len(forms) == 1 {
-		return forms[0]
+func (l Lang) Plural(n int64, key string) string { return pluralForm(l, l.T(key), n) }
+
+// pluralForm picks the form of forms ("one|few|many" or "one|many") that n
+// takes in l: 1 попытка, 2 попытки, 5 попыток.
+func pluralForm(l Lang, forms string, n int64) string {
+	f := strings.Split(forms, "|")
+	i := len(f) - 1 // many
+	if n < 0 {
+		n = -n
 	}
-	if l != Russian || len(forms) < 3 {
-		if n == 1 {
-			return forms[0]
+	switch {
+	case l == Russian && len(f) == 3:
+		switch n10, n100 := n%10, n%100; {
+		case n10 == 1 && n100 != 11:
+			i = 0
+		case n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14):
+			i = 1
 		}
-		return forms[len(forms)-1]
+	case n == 1:
+		i = 0
 	}
-	switch n10, n100 := n%10, n%100; {
-	case n10 == 1 && n100 != 11:
-		return forms[0]
-	case n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14):
-		return forms[1]
-	}
-	return forms[2]
+	return f[i]
 }
 
 // Money is an amount of roubles as the language writes it: «1 500 ₽» in

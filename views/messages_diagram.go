@@ -1,4 +1,125 @@
 package views
 
-// diagramMessages are the words of the sequence diagram.
-var diagramMessages = map[string]message{}
+import (
+	"maps"
+	"slices"
+)
+
+// diagramMessages are the words of the sequence diagram, in English and in
+// the Russian of the article (списание, повтор, ключ идемпотентности, ответ
+// потерялся). Formats take fmt verbs; "\n" breaks the lines of a label drawn
+// in a box; a counted word holds its forms split by "|", each with its %d:
+// one|many in English, one|few|many in Russian. Keys built from a machine
+// value (diagram.fate.<fate>, diagram.box.<outcome>, diagram.did.<outcome>,
+// diagram.strategy.<strategy>) fall back to the value itself when missing.
+var diagramMessages = map[string]message{
+	// The caption and the SVG's title and description.
+	"diagram.caption.empty": {"Sequence diagram", "Диаграмма последовательности"},
+	"diagram.caption":       {"Charge %[1]s %[2]s", "Списание %[2]s за заказ %[1]s"},
+	"diagram.meta.strategy": {"key strategy:", "ключ идемпотентности:"},
+	"diagram.title":         {"Sequence diagram of the charge of %[1]s, %[2]s", "Диаграмма последовательности: списание %[2]s за заказ %[1]s"},
+	"diagram.title.empty":   {"Sequence diagram: no operation yet", "Диаграмма последовательности: операций ещё нет"},
+	"diagram.desc":          {"%[1]s across the lanes client, network, server and database; %[2]s committed.", "Дорожки: клиент, сеть, сервер и база данных. %[1]s; записано в базу: %[2]s."},
+	"diagram.desc.empty":    {"Four empty lanes: client, network, server, database.", "Четыре пустые дорожки: клиент, сеть, сервер, база данных."},
+	"diagram.desc.list":     {"The list below tells each attempt in words.", "Ниже каждая попытка описана словами."},
+	"diagram.note.last":     {"Showing the last %d of %s.", "Показаны последние %d из %s."},
+	"diagram.empty":         {"No operation yet: fire a charge.", "Операций ещё нет: сделайте списание."},
+	"diagram.legend":        {"Solid arrow: request · dashed arrow: answer · ✕: lost by the network · COMMIT: a payment written", "Сплошная стрелка — запрос · пунктирная — ответ · ✕ — потеряно сетью · COMMIT — платёж записан"},
+
+	// Counted words.
+	"diagram.n.attempts":    {"%d attempt|%d attempts", "%d попытка|%d попытки|%d попыток"},
+	"diagram.n.of-attempts": {"%d attempt|%d attempts", "%d попытки|%d попыток|%d попыток"}, // after «из»
+	"diagram.n.charges":     {"%d charge|%d charges", "%d списание|%d списания|%d списаний"},
+
+	// The lanes. The database's head is too narrow for «база данных».
+	"diagram.lane.client":        {"client", "клиент"},
+	"diagram.lane.client.full":   {"client", "клиент"},
+	"diagram.lane.network":       {"network", "сеть"},
+	"diagram.lane.network.full":  {"network", "сеть"},
+	"diagram.lane.server":        {"server", "сервер"},
+	"diagram.lane.server.full":   {"server", "сервер"},
+	"diagram.lane.database":      {"database", "БД"},
+	"diagram.lane.database.full": {"database", "база данных"},
+
+	// Key strategies, in the caption.
+	"diagram.strategy.none":             {"none", "нет"},
+	"diagram.strategy.uuid":             {"one UUID per operation", "один UUID на операцию"},
+	"diagram.strategy.uuid-per-request": {"a new UUID per request", "новый UUID на каждый запрос"},
+	"diagram.strategy.natural":          {"the order id", "номер заказа"},
+	"diagram.strategy.hash":             {"hash of the body", "хэш тела запроса"},
+
+	// An attempt's heading: what the network did to it.
+	"diagram.attempt.title":      {"Attempt %d · %s", "Попытка %d · %s"},
+	"diagram.fate.ok":            {"ok", "без сбоев"},
+	"diagram.fate.request-lost":  {"request lost", "запрос потерялся"},
+	"diagram.fate.response-lost": {"response lost", "ответ потерялся"},
+	"diagram.fate.slow":          {"slow", "медленная сеть"},
+	"diagram.fate.duplicate":     {"duplicate", "двойная доставка"},
+
+	// Words on the arrows and beside them.
+	"diagram.key":              {"key %s", "ключ %s"},
+	"diagram.key.none":         {"no key", "без ключа"},
+	"diagram.tip.key":          {"Idempotency-Key: %s", "Ключ идемпотентности: %s"},
+	"diagram.tip.no-key":       {"Request without an Idempotency-Key", "Запрос без ключа идемпотентности"},
+	"diagram.lost.request":     {"request lost", "запрос потерялся"},
+	"diagram.lost.not-reached": {"not reached", "не дошёл"},
+	"diagram.lost.answer":      {"answer lost", "ответ потерялся"},
+	"diagram.note.twice":       {"sent twice", "две копии"},
+	"diagram.note.unused":      {"not used", "не нужен"},
+	"diagram.note.late":        {"too late", "опоздал"},
+	"diagram.no-answer":        {"no answer", "нет ответа"},
+	"diagram.timeout":          {"timeout", "таймаут"},
+	"diagram.status.answer":    {"answer", "ответ"},
+
+	// The server's boxes: what it did with one copy.
+	"diagram.box.charged":     {"COMMIT", "COMMIT"},
+	"diagram.box.duplicate":   {"key seen\n→ duplicate", "ключ уже был\n→ дубликат"},
+	"diagram.box.replayed":    {"replay\nstored answer", "повтор\nсохранённого\nответа"},
+	"diagram.box.in-flight":   {"409\nin flight", "409\nещё в работе"},
+	"diagram.box.mismatch":    {"422 key reused\nother body", "422 тот же ключ,\nдругое тело"},
+	"diagram.box.rejected":    {"400\nrejected", "400\nотклонён"},
+	"diagram.box.failed":      {"server failed", "ошибка\nсервера"},
+	"diagram.box.not-reached": {"unreachable", "недоступен"},
+	"diagram.box.pending":     {"working…", "в работе…"},
+
+	// The text equivalent: one sentence an attempt.
+	"diagram.say.attempt":      {"Attempt %d, %s: ", "Попытка %d, %s: "},
+	"diagram.say.request-lost": {"the network lost the request, so the server never saw it", "сеть потеряла запрос, и сервер его не увидел"},
+	"diagram.say.not-reached":  {"the request did not reach the server", "запрос не дошёл до сервера"},
+	"diagram.say.twice":        {"the network delivered it twice: ", "сеть доставила запрос дважды: "},
+	"diagram.say.copy":         {"with copy %d the server %s", "получив копию %d, сервер %s"},
+	"diagram.say.reached":      {"reached the server, which %s", "запрос дошёл до сервера, и тот %s"},
+	"diagram.say.got":          {"; the client got %d.", "; клиент получил %d."},
+	"diagram.say.answer-lost":  {"; the network lost the answer, so the client got no answer.", "; сеть потеряла ответ, и клиент ничего не получил."},
+	"diagram.say.timed-out":    {"; the client timed out before the answer came.", "; клиент не дождался ответа: истёк таймаут."},
+	"diagram.say.no-answer":    {"; the client got no answer.", "; клиент не получил ответа."},
+	"diagram.say.waiting":      {"; the client is still waiting.", "; клиент всё ещё ждёт."},
+
+	// What the server did, to end a sentence whose subject is the server.
+	"diagram.did.charged":     {"charged the order (COMMIT)", "списал деньги (COMMIT)"},
+	"diagram.did.duplicate":   {"found the key already used (duplicate)", "увидел, что ключ уже использован (дубликат)"},
+	"diagram.did.replayed":    {"replayed the stored answer of the first request", "повторил сохранённый ответ первого запроса"},
+	"diagram.did.in-flight":   {"found the first request with this key still in flight (409)", "увидел, что первый запрос с этим ключом ещё выполняется (409)"},
+	"diagram.did.mismatch":    {"refused the key, reused with a different body (422)", "отказал: ключ пришёл повторно с другим телом запроса (422)"},
+	"diagram.did.rejected":    {"rejected the request (400)", "отклонил запрос (400)"},
+	"diagram.did.failed":      {"failed", "ответил ошибкой"},
+	"diagram.did.not-reached": {"could not be reached", "оказался недоступен"},
+	"diagram.did.pending":     {"is still working", "ещё работает"},
+}
+
+// DiagramMessages is the diagram's catalog, key by key: the English and the
+// Russian format. For tests, which check it whole.
+func DiagramMessages() map[string][2]string {
+	out := make(map[string][2]string, len(diagramMessages))
+	for k, m := range diagramMessages {
+		out[k] = [2]string{m.en, m.ru}
+	}
+	return out
+}
+
+// DiagramKeys are the catalog's keys, sorted.
+func DiagramKeys() []string { return slices.Sorted(maps.Keys(diagramMessages)) }
+
+// DiagramCount is n with the form of the counted word key that n takes in
+// l: DiagramCount(Russian, "diagram.n.attempts", 5) is «5 попыток».
+func DiagramCount(l Lang, key string, n int) string { return sdPainter{l}.count(key, n) }

@@ -210,7 +210,9 @@ func (l *labTab) navigate(url string) {
 	l.do(chromedp.Navigate(url))
 	l.waitJS(`document.readyState === "complete" && typeof htmx !== "undefined"`, "the page and htmx to load")
 	// and until the live stream is up: a change before that would be missed
-	l.waitJS(`document.querySelector("#live-status")?.dataset.state === "live"`, "the live stream")
+	if !l.poll(`document.querySelector("#live-status")?.dataset.state === "live"`, 30*time.Second) {
+		l.t.Fatalf("timed out waiting for the live stream\n%s", l.state())
+	}
 }
 
 func (l *labTab) do(actions ...chromedp.Action[chromedp.Void]) {
