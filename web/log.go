@@ -70,7 +70,7 @@ func outcomeWords(o sim.Outcome) views.Msg {
 
 // attemptText is what the client saw of one attempt, and what really happened.
 func attemptText(a *sim.Attempt) views.Msg {
-	head := m("log.attempt", a.N, keyWords(a.Key), string(a.Fate))
+	head := m("log.attempt", a.N, keyWords(a.Key), m("log.fate."+string(a.Fate)))
 	switch {
 	case a.Status != 0:
 		return m("log.attempt.answer", head, a.Status, outcomeWords(a.Outcome))
