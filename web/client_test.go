@@ -205,3 +205,22 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 		}
 	}
 }
+
+// A browser's cross-site write to the API is refused (Fetch Metadata);
+// programs, which send no such header, and the lab's own pages are served.
+func TestCrossSiteWritesRefused(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+	for _, site := range []string{"cross-site", "same-site"} {
+		r := s.do("POST", lab+"/reset", "", "Sec-Fetch-Site", site)
+		if r.Status != http.StatusForbidden || r.JSON(t)["type"] != "/problems/cross-site-request" {
+			t.Errorf("reset from %s: %d %s, want 403", site, r.Status, r.Body)
+		}
+	}
+	if l := s.ledger(lab); l.Count != 1 {
+		t.Errorf("a refused reset emptied the ledger: %d", l.Count)
+	}
+	s.must(http.StatusOK, "GET", lab+"/payments", "", "Sec-Fetch-Site", "cross-site") // reading is fine
+	s.must(http.StatusNoContent, "POST", lab+"/reset", "", "Sec-Fetch-Site", "same-origin")
+}

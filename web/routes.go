@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -71,4 +72,26 @@ func csrf() echo.MiddlewareFunc {
 			return newProblem(probCSRF, "The form's security token is missing or stale: reload the page and try again.")
 		},
 	})
+}
+
+// sameOriginWrites refuses the API's writes that a browser sends on behalf
+// of another site (Fetch Metadata: Sec-Fetch-Site): a page elsewhere must not
+// reset the classroom's lab from a visitor's browser. curl and programs send
+// no such header and are served as usual.
+func sameOriginWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		if !strings.HasPrefix(r.URL.Path, "/api/") { // the pages' forms have their CSRF token
+			return next(c)
+		}
+		switch r.Header.Get("Sec-Fetch-Site") {
+		case "", "same-origin", "none":
+			return next(c)
+		}
+		return newProblem(probCrossSite, "This request came from another site's page; the lab's API does not take writes from other sites.")
+	}
 }

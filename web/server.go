@@ -53,6 +53,7 @@ func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
 		},
 	}))
 	e.Use(limitBody)
+	e.Use(sameOriginWrites)
 	hub := NewHub(engine, logger)
 	addRoutes(e, engine, hub)
 	return &Server{Handler: e, hub: hub}
