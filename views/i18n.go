@@ -85,8 +85,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [3]map[string]message {
-	return [3]map[string]message{pageMessages, logMessages, diagramMessages}
+func catalogs() [4]map[string]message {
+	return [4]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

@@ -14,6 +14,7 @@ type LabPage struct {
 	Progress Msg    // the automatic retry loop's progress, if one runs
 	Notice   Msg    // a message for the person who acted (a refused form)
 	Large    bool   // large type, for the back of the room
+	Checks   []Check
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.

@@ -75,3 +75,18 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// The article's checklist answers for the lab's settings, and flips as they
+// change: from protection none to replay, questions 3 and 4 turn to yes.
+func TestBrowserChecklistFollowsSettings(t *testing.T) {
+	l := openLab(t, `{"protection":"none","key_strategy":"uuid"}`)
+	answers := `[...document.querySelectorAll("#checklist li")].map(li => li.dataset.answer).join(",")`
+	if got := eval[string](l, answers); got != "yes,yes,no,no" {
+		t.Fatalf("checklist under none/uuid: %s, want yes,yes,no,no", got)
+	}
+	second := l.twin()
+	l.setSettings("protection", "replay")
+	for _, tab := range []*labTab{l, second} {
+		tab.waitJS(answers+` === "yes,yes,yes,yes"`, "the checklist to flip under replay")
+	}
+}

@@ -19,7 +19,11 @@ const pageRows = 100
 
 // labPage gathers everything the lab's page shows.
 func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (views.LabPage, error) {
-	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(l.Settings())}
+	s := l.Settings()
+	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s)}
+	for _, c := range sim.Checklist(s) {
+		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
+	}
 	ps, count, total, err := engine.Payments(ctx, l, pageRows, 0)
 	if err != nil {
 		return p, err

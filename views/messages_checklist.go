@@ -1,0 +1,31 @@
+package views
+
+// checklistMessages are the article's four questions and their answers.
+var checklistMessages = map[string]message{
+	"check.title":                        {"The article's checklist, for these settings", "Чек-лист из статьи — для этих настроек"},
+	"check.yes":                          {"✓ Yes.", "✓ Да."},
+	"check.no":                           {"✗ No.", "✗ Нет."},
+	"check.q.retried":                    {"Can this operation be called again because of a retry, a timeout or a lost connection?", "Может ли эта операция быть вызвана повторно из-за ретрая, таймаута или падения сети?"},
+	"check.q.key":                        {"Does the operation have an idempotency key that the client reuses on a retry instead of making a new one?", "Есть ли у операции идемпотентный ключ, который клиент переиспользует при повторе, а не создаёт заново?"},
+	"check.q.atomic":                     {"Does the “already done” check rest on an atomic constraint (UNIQUE, SET NX), not on a separate SELECT before the write?", "Полагается ли проверка «уже выполнено» на атомарное ограничение (UNIQUE, SET NX), а не на отдельный SELECT перед записью?"},
+	"check.q.same-answer":                {"What does the client get on a retry with the same key — the same result as the first successful call?", "Что вернётся клиенту при повторе с тем же ключом — тот же результат, что и при первом успешном вызове?"},
+	"check.why.retried.network":          {"The network here can lose the request or the answer, and a person can press Retry.", "Сеть здесь может потерять запрос или ответ, а человек может нажать «Повторить»."},
+	"check.why.retried.auto":             {"The client retries on its own when no answer comes back.", "Клиент сам повторяет запрос, если ответа нет."},
+	"check.why.key.none":                 {"The client sends no key: the server cannot tell a retry from a new purchase.", "Клиент не отправляет ключ: сервер не отличит повтор от новой покупки."},
+	"check.why.key.per-request":          {"A new UUID for every request: each retry looks like a new operation.", "Новый UUID на каждый запрос: каждый повтор выглядит как новая операция."},
+	"check.why.key.uuid":                 {"One UUID per operation, sent with every retry.", "Один UUID на операцию, отправляется с каждым повтором."},
+	"check.why.key.natural":              {"The order id: stable across retries, but a second purchase of the same order is refused.", "Номер заказа: не меняется при повторах, но второй покупки того же заказа не будет."},
+	"check.why.key.hash":                 {"A hash of the body: stable across retries, but two identical purchases fold into one.", "Хэш тела запроса: не меняется при повторах, но две одинаковые покупки сольются в одну."},
+	"check.why.atomic.none":              {"There is no check at all: every request is a plain INSERT.", "Проверки нет вовсе: каждый запрос — обычный INSERT."},
+	"check.why.atomic.check-then-insert": {"A SELECT, then an INSERT: two concurrent retries both pass the check.", "Сначала SELECT, потом INSERT: два одновременных повтора оба пройдут проверку."},
+	"check.why.atomic.unique":            {"UNIQUE on the key: the database lets one row through, whatever the timing.", "UNIQUE на ключе: база пропустит одну строку при любом раскладе по времени."},
+	"check.why.atomic.on-conflict":       {"INSERT … ON CONFLICT DO NOTHING: the database skips the duplicate.", "INSERT … ON CONFLICT DO NOTHING: база сама пропускает дубликат."},
+	"check.why.atomic.replay":            {"The idempotency record is claimed by one atomic INSERT … ON CONFLICT.", "Запись идемпотентности захватывается одним атомарным INSERT … ON CONFLICT."},
+	"check.why.atomic.no-key":            {"The guard needs a key, and the client sends none it reuses.", "Защите нужен ключ, а клиент не отправляет постоянного ключа."},
+	"check.why.same.none":                {"A retry charges again and gets a new 201.", "Повтор списывает снова и получает новый 201."},
+	"check.why.same.check-then-insert":   {"A later retry gets 200 “duplicate”, not the first answer; a concurrent one charges again.", "Поздний повтор получает 200 «дубликат», а не первый ответ; одновременный — списывает снова."},
+	"check.why.same.unique":              {"A retry gets 200 “duplicate”: safe, but not the first answer.", "Повтор получает 200 «дубликат»: безопасно, но это не первый ответ."},
+	"check.why.same.on-conflict":         {"A retry gets 200 “duplicate”: safe, but not the first answer.", "Повтор получает 200 «дубликат»: безопасно, но это не первый ответ."},
+	"check.why.same.replay":              {"A retry gets the first answer again, byte for byte, marked Idempotent-Replayed.", "Повтор получает первый ответ ещё раз, байт в байт, с пометкой Idempotent-Replayed."},
+	"check.why.same.no-key":              {"Without a reused key there is nothing to replay.", "Без постоянного ключа повторять нечего."},
+}
