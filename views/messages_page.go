@@ -85,7 +85,7 @@ var pageMessages = map[string]message{
 	"opt.protection.check-then-insert": {"check-then-insert — SELECT, then INSERT", "проверка — SELECT, потом INSERT"},
 	"opt.protection.unique":            {"unique — UNIQUE constraint", "unique — ограничение UNIQUE"},
 	"opt.protection.on-conflict":       {"on-conflict — INSERT … ON CONFLICT DO NOTHING", "on-conflict — INSERT … ON CONFLICT DO NOTHING"},
-	"opt.protection.replay":            {"replay — store and replay the first answer", "replay — сохранить и повторить первый ответ"},
+	"opt.protection.replay":            {"replay — store and replay the first answer", "replay — повтор первого ответа"},
 	"opt.key.none":                     {"none — no key", "нет — без ключа"},
 	"opt.key.uuid":                     {"uuid — one per operation", "uuid — один на операцию"},
 	"opt.key.uuid-per-request":         {"uuid-per-request — new for every request", "uuid на запрос — новый при каждом запросе"},
