@@ -75,6 +75,18 @@ var pageMessages = map[string]message{
 	"who.server":            {"server", "сервер"},
 	"who.lab":               {"lab", "лаборатория"},
 
+	// take it home
+	"export.title":     {"Take it home", "Забрать с собой"},
+	"export.csv":       {"Ledger (CSV)", "Платежи (CSV)"},
+	"export.json":      {"History (JSON)", "История (JSON)"},
+	"export.md":        {"Report (Markdown)", "Отчёт (Markdown)"},
+	"report.title":     {"Idempotency Lab: lab %s", "Лаборатория идемпотентности: %s"},
+	"report.settings":  {"Settings", "Настройки"},
+	"report.actions":   {"What was done", "Что было сделано"},
+	"report.operation": {"Charge %s %d ₽ (key strategy %s)", "Списание %[2]d ₽ за заказ %[1]s (ключ: %[3]s)"},
+	"report.outcome":   {"Outcome", "Итог"},
+	"report.totals":    {"%d %s, %d ₽ in all.", "Всего %d %s на сумму %d ₽."},
+
 	// the API's problem pages
 	"problems.all":   {"All problem types", "Все типы ошибок"},
 	"problems.title": {"Problem types of the API", "Типы ошибок API"},

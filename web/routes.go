@@ -32,6 +32,9 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard, withLang)
 	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard, withLang)
 	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
+	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(engine))
+	get(root, "/labs/:lab/export/history.json", handleExportJSON(engine))
+	get(root, "/labs/:lab/export/report.md", handleExportReport(engine), withLang)
 
 	// lab loads the lab named in the path before the handler runs; own
 	// mutating endpoints accept an Idempotency-Key: the lab eats its own cooking.

@@ -1,0 +1,154 @@
+package web
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+	"idemlab/views"
+)
+
+// exportLimit bounds what one export carries.
+const exportLimit = 100_000
+
+// handleExportCSV sends the lab's whole ledger as CSV, oldest first.
+func handleExportCSV(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := engine.Lab(c.Request().Context(), c.Param("lab"))
+		if err != nil {
+			return err
+		}
+		ps, _, _, err := engine.Payments(c.Request().Context(), l, exportLimit, 0)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		w.Write([]string{"id", "order_id", "amount", "idempotency_key", "created_at"})
+		for _, p := range slices.Backward(ps) {
+			key := ""
+			if p.IdempotencyKey != nil {
+				key = *p.IdempotencyKey
+			}
+			w.Write([]string{strconv.FormatInt(p.ID, 10), cell(p.OrderID), strconv.FormatInt(p.Amount, 10), cell(key), p.CreatedAt.UTC().Format(time.RFC3339Nano)})
+		}
+		w.Flush()
+		download(c, "ledger-"+l.ID+".csv")
+		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+	}
+}
+
+// cell keeps a spreadsheet from reading a value as a formula.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func download(c echo.Context, name string) {
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+}
+
+// history is the lab's history as exported: settings and every operation
+// with its attempts, oldest first.
+type history struct {
+	Lab        string          `json:"lab"`
+	ExportedAt time.Time       `json:"exported_at"`
+	Settings   sim.Settings    `json:"settings"`
+	Operations []sim.Operation `json:"operations"`
+	Payments   int64           `json:"payments"`
+	Total      int64           `json:"total"`
+}
+
+func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
+	ctx := c.Request().Context()
+	l, err := engine.Lab(ctx, c.Param("lab"))
+	if err != nil {
+		return history{}, err
+	}
+	ops, err := engine.Operations(ctx, l, exportLimit)
+	if err != nil {
+		return history{}, err
+	}
+	slices.Reverse(ops)
+	if ops == nil {
+		ops = []sim.Operation{}
+	}
+	_, count, total, err := engine.Payments(ctx, l, 1, 0)
+	if err != nil {
+		return history{}, err
+	}
+	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: count, Total: total}, nil
+}
+
+// handleExportJSON sends the lab's history as JSON.
+func handleExportJSON(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h, err := labHistory(c, engine)
+		if err != nil {
+			return err
+		}
+		b, err := json.MarshalIndent(h, "", "  ")
+		if err != nil {
+			return err
+		}
+		download(c, "history-"+h.Lab+".json")
+		return c.JSONBlob(http.StatusOK, b)
+	}
+}
+
+// handleExportReport sends a short Markdown report of the session in the
+// page's language: settings, what was done, what came of it, the checklist.
+func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h, err := labHistory(c, engine)
+		if err != nil {
+			return err
+		}
+		lang := views.LangOf(c.Request().Context())
+		var b strings.Builder
+		s := h.Settings
+		fmt.Fprintf(&b, "# %s\n\n", lang.T("report.title", h.Lab))
+		fmt.Fprintf(&b, "## %s\n\n", lang.T("report.settings"))
+		fmt.Fprintf(&b, "| | |\n|---|---|\n")
+		for _, row := range [][2]string{
+			{"protection", string(s.Protection)}, {"key_strategy", string(s.KeyStrategy)}, {"network", string(s.Network)},
+			{"retry", fmt.Sprintf("%s, %d, %d–%d ms, %s", s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter)},
+			{"client_timeout_ms", strconv.Itoa(s.ClientTimeoutMS)}, {"server_delay_ms", strconv.Itoa(s.ServerDelayMS)},
+			{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"seed", strconv.FormatInt(s.Seed, 10)},
+		} {
+			fmt.Fprintf(&b, "| `%s` | `%s` |\n", row[0], row[1])
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("report.actions"))
+		if len(h.Operations) == 0 {
+			fmt.Fprintf(&b, "%s\n", lang.T("log.empty"))
+		}
+		for i, op := range h.Operations {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, op.Amount, op.KeyStrategy))
+			for _, a := range op.Attempts {
+				fmt.Fprintf(&b, "   - %s\n", lang.Say(attemptText(&a)))
+			}
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), h.Total))
+		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("check.title"))
+		for _, ch := range sim.Checklist(s) {
+			answer := lang.T("check.no")
+			if ch.Yes {
+				answer = lang.T("check.yes")
+			}
+			fmt.Fprintf(&b, "- %s **%s** %s\n", lang.T("check.q."+ch.Question), answer, lang.T("check.why."+ch.Why))
+		}
+		download(c, "report-"+h.Lab+".md")
+		return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(b.String()))
+	}
+}
