@@ -57,6 +57,24 @@
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setupCopy); else setupCopy();
+  // Keyboard shortcuts: one key, when no field has the focus.
+  var keys = {
+    c: '[data-testid="fire-charge"]', r: '[data-testid="retry"]', w: '[data-testid="retry-without-key"]',
+    g: '[data-testid="race"]', l: '[data-testid="lang"]', t: '[data-testid="large-type"]'
+  };
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    var t = e.target;
+    if (t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+    if (e.key === "?") {
+      var help = document.getElementById("shortcuts");
+      if (help && help.togglePopover) { help.togglePopover(); e.preventDefault(); }
+      return;
+    }
+    var sel = keys[e.key];
+    var el = sel && document.querySelector(sel);
+    if (el && !el.disabled) { el.click(); e.preventDefault(); }
+  });
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
   });

@@ -75,6 +75,18 @@ var pageMessages = map[string]message{
 	"who.server":            {"server", "сервер"},
 	"who.lab":               {"lab", "лаборатория"},
 
+	// keyboard shortcuts
+	"keys.title":       {"Keyboard shortcuts", "Клавиши"},
+	"keys.button":      {"Keys (?)", "Клавиши (?)"},
+	"keys.close":       {"Close", "Закрыть"},
+	"keys.charge":      {"fire a charge", "списать"},
+	"keys.retry":       {"retry the latest operation", "повторить последнюю операцию"},
+	"keys.without-key": {"retry without key", "повторить без ключа"},
+	"keys.race":        {"race: parallel attempts", "гонка: параллельные попытки"},
+	"keys.lang":        {"switch Russian / English", "переключить русский / английский"},
+	"keys.type":        {"large / normal type", "крупный / обычный шрифт"},
+	"keys.help":        {"this list", "этот список"},
+
 	// take it home
 	"export.title":     {"Take it home", "Забрать с собой"},
 	"export.csv":       {"Ledger (CSV)", "Платежи (CSV)"},

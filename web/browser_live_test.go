@@ -90,3 +90,16 @@ func TestBrowserChecklistFollowsSettings(t *testing.T) {
 		tab.waitJS(answers+` === "yes,yes,yes,yes"`, "the checklist to flip under replay")
 	}
 }
+
+// The main actions have keys; "?" shows them.
+func TestBrowserKeyboardShortcuts(t *testing.T) {
+	l := openLab(t, "")
+	l.do(chromedp.KeyEvent("?"))
+	l.waitJS(`document.querySelector('[data-testid="shortcuts"]').matches(":popover-open")`, "the shortcut list")
+	l.do(chromedp.KeyEvent("?"))
+	l.waitJS(`!document.querySelector('[data-testid="shortcuts"]').matches(":popover-open")`, "the shortcut list to close")
+	l.do(chromedp.KeyEvent("c"))
+	l.waitText("total-count", "1")
+	l.do(chromedp.KeyEvent("r"))
+	l.waitText("total-count", "2")
+}
