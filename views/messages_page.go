@@ -87,6 +87,16 @@ var pageMessages = map[string]message{
 	"keys.type":        {"large / normal type", "крупный / обычный шрифт"},
 	"keys.help":        {"this list", "этот список"},
 
+	// side by side
+	"compare.title":          {"Side by side: every key source × every protection", "Рядом: каждый источник ключа × каждая защита"},
+	"compare.script":         {"One script, run in 25 fresh labs: charge order-42 1500 ₽, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, 3000 ₽.", "Один сценарий в 25 новых лабораториях: списать 1500 ₽ за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на 3000 ₽."},
+	"compare.caption":        {"Charges and total in each lab; open a cell to see its lab.", "Списания и сумма в каждой лаборатории; ячейка открывает свою лабораторию."},
+	"compare.key-protection": {"key ↓ / protection →", "ключ ↓ / защита →"},
+	"compare.double":         {"⚠ double charge", "⚠ двойное списание"},
+	"compare.refused":        {"✗ purchase refused", "✗ покупка отклонена"},
+	"compare.right":          {"✓ as it should", "✓ как должно быть"},
+	"compare.button":         {"Compare all settings side by side", "Сравнить все настройки рядом"},
+
 	// take it home
 	"export.title":     {"Take it home", "Забрать с собой"},
 	"export.csv":       {"Ledger (CSV)", "Платежи (CSV)"},

@@ -1,0 +1,63 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/go-cmp/cmp"
+
+	"idemlab/sim"
+)
+
+// Each cell of the side-by-side grid is what the API gives when the same
+// script is played by hand in a lab with that cell's settings.
+func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	resp, body := p.post("/compare", url.Values{"_csrf": {p.token}}, false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("compare: %d %.300s", resp.StatusCode, body)
+	}
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+	grid := map[string][2]int64{}
+	doc.Find(`[data-testid="compare-cell"]`).Each(func(_ int, c *goquery.Selection) {
+		n, _ := strconv.ParseInt(c.AttrOr("data-count", ""), 10, 64)
+		total, _ := strconv.ParseInt(c.AttrOr("data-total", ""), 10, 64)
+		grid[c.AttrOr("data-key-strategy", "")+"/"+c.AttrOr("data-protection", "")] = [2]int64{n, total}
+	})
+	if len(grid) != 25 {
+		t.Fatalf("%d cells, want 25", len(grid))
+	}
+	byHand := map[string][2]int64{}
+	script := sim.DefaultScript()
+	for _, k := range sim.KeyStrategies {
+		for _, pr := range sim.Protections {
+			lab := s.newLab(fmt.Sprintf(`{"protection":%q,"key_strategy":%q}`, pr, k))
+			for _, st := range script.Steps {
+				switch st.Action {
+				case "charge":
+					s.operation(lab, fmt.Sprintf(`{"order_id":%q,"amount":%d,"fate":%q}`, script.OrderID, script.Amount, st.Fate))
+				case "retry":
+					s.retry(lab, "latest", fmt.Sprintf(`{"with_key":%t,"fate":%q}`, st.WithKey, st.Fate))
+				}
+			}
+			l := s.ledger(lab)
+			byHand[string(k)+"/"+string(pr)] = [2]int64{l.Count, l.Total}
+		}
+	}
+	if d := cmp.Diff(byHand, grid); d != "" {
+		t.Errorf("grid differs from the script by hand (-by hand +grid):\n%s", d)
+	}
+	// and the lessons show in it: no protection double-charges, a natural
+	// key refuses the second purchase, a UUID per operation under replay is right
+	for cell, want := range map[string]int64{"none/none": 4, "natural/unique": 1, "uuid/replay": 2, "uuid-per-request/replay": 4} {
+		if grid[cell][0] != want {
+			t.Errorf("%s: %d charges, want %d", cell, grid[cell][0], want)
+		}
+	}
+}
