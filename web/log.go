@@ -101,7 +101,7 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 		return nil
 	}
 	if prev == nil {
-		return []logText{{"lab", m("log.settings", string(next.Protection), string(next.KeyStrategy), string(next.Network), next.Retry.Mode)}}
+		return []logText{{"lab", m("log.settings", string(next.Protection), string(next.KeyStrategy), m("log.fate."+string(next.Network)), m("log.retry."+next.Retry.Mode))}}
 	}
 	var out []logText
 	add := func(name string, a, b any) {
@@ -111,8 +111,12 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 	}
 	add("protection", prev.Protection, next.Protection)
 	add("key", prev.KeyStrategy, next.KeyStrategy)
-	add("network", prev.Network, next.Network)
-	add("retry", prev.Retry.Mode, next.Retry.Mode)
+	if prev.Network != next.Network {
+		out = append(out, logText{"lab", m("log.setting", m("log.setting.network"), m("log.fate."+string(prev.Network)), m("log.fate."+string(next.Network)))})
+	}
+	if prev.Retry.Mode != next.Retry.Mode {
+		out = append(out, logText{"lab", m("log.setting", m("log.setting.retry"), m("log.retry."+prev.Retry.Mode), m("log.retry."+next.Retry.Mode))})
+	}
 	add("max-attempts", prev.Retry.MaxAttempts, next.Retry.MaxAttempts)
 	add("base", prev.Retry.BaseMS, next.Retry.BaseMS)
 	add("cap", prev.Retry.CapMS, next.Retry.CapMS)
