@@ -77,10 +77,17 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if _, err := e.store.w.ExecContext(ctx,
+	res, err := e.store.w.ExecContext(ctx,
 		`INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		DemoLab, mustJSON(DefaultSettings()), e.stamp()); err != nil {
+		DemoLab, mustJSON(DefaultSettings()), e.stamp())
+	if err != nil {
 		return nil, fmt.Errorf("engine: create demo lab: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		base := DefaultSettings()
+		if err := e.record(ctx, e.store.w, DemoLab, Action{Kind: "base", Base: &base}); err != nil {
+			return nil, fmt.Errorf("engine: create demo lab: %w", err)
+		}
 	}
 	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	every := cfg.SweepEvery
@@ -160,8 +167,13 @@ func (e *Engine) CreateLab(ctx context.Context) (*Lab, error) {
 	s := DefaultSettings()
 	s.Seed = mrand.Int64N(MaxSeed)
 	id := NewLabID()
-	if _, err := e.store.w.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?)`,
-		id, mustJSON(s), e.stamp()); err != nil {
+	err := e.store.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?)`, id, mustJSON(s), e.stamp()); err != nil {
+			return err
+		}
+		return e.record(ctx, tx, id, Action{Kind: "base", Base: &s})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("engine: create lab: %w", err)
 	}
 	return e.Lab(ctx, id)
@@ -234,7 +246,13 @@ func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (S
 	if err != nil {
 		return Settings{}, err
 	}
-	if _, err := e.store.w.ExecContext(ctx, `UPDATE labs SET settings = ? WHERE id = ?`, mustJSON(s), l.ID); err != nil {
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE labs SET settings = ? WHERE id = ?`, mustJSON(s), l.ID); err != nil {
+			return err
+		}
+		return e.record(ctx, tx, l.ID, Action{Kind: "settings", Settings: &p})
+	})
+	if err != nil {
 		return Settings{}, fmt.Errorf("engine: save settings of %s: %w", l.ID, err)
 	}
 	l.settings = s
@@ -256,7 +274,8 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 				return err
 			}
 		}
-		return nil
+		base := l.settings // a scenario starts again here
+		return e.record(ctx, tx, l.ID, Action{Kind: "base", Base: &base})
 	})
 	if err != nil {
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)

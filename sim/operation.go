@@ -15,6 +15,7 @@ import (
 // attempt it made.
 type Operation struct {
 	ID          string      `json:"id"`
+	Seq         int         `json:"seq"` // the operation's number in the lab, from 1
 	OrderID     string      `json:"order_id"`
 	Amount      int64       `json:"amount"`
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -62,6 +63,9 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	if r.Fate != "" && !ValidFate(r.Fate) {
 		return Operation{}, Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", append(names(Fates), string(FateRandom)))})
 	}
+	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
+		return Operation{}, fmt.Errorf("client: record operation: %w", err)
+	}
 	s := l.Settings()
 	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
 	if s.KeyStrategy == KeyUUID {
@@ -95,6 +99,9 @@ func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, f
 	op, err := e.Operation(ctx, l, opID)
 	if err != nil {
 		return Operation{}, err
+	}
+	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "retry", Op: op.Seq, WithKey: &withKey, Fate: fate}); err != nil {
+		return Operation{}, fmt.Errorf("client: record retry: %w", err)
 	}
 	if fate == "" {
 		fate = l.Settings().Network
@@ -160,6 +167,9 @@ func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operatio
 	if err != nil {
 		return Operation{}, err
 	}
+	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "race", Op: op.Seq, N: n}); err != nil {
+		return Operation{}, fmt.Errorf("client: record race: %w", err)
+	}
 	ctx, stop := e.bound(ctx)
 	defer stop()
 	s := l.Settings()
@@ -193,9 +203,9 @@ func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, e
 		at string
 	)
 	err := e.store.r.QueryRowContext(ctx, `
-SELECT id, order_id, amount, key_strategy, key, created_at FROM operations
+SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations
 WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM operations WHERE lab_id = ?1)))`, l.ID, id).
-		Scan(&op.ID, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
+		Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
 	if errors.Is(err, sql.ErrNoRows) && id == LatestOperation {
 		return Operation{}, Errorf(ENotFound, "This lab has no operation yet.")
 	}
@@ -216,7 +226,7 @@ WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM
 // Operations returns the lab's latest operations, newest first.
 func (e *Engine) Operations(ctx context.Context, l *Lab, limit int) ([]Operation, error) {
 	rows, err := e.store.r.QueryContext(ctx, `
-SELECT id, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT ?`, l.ID, limit)
+SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT ?`, l.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("client: operations of %s: %w", l.ID, err)
 	}
@@ -227,7 +237,7 @@ SELECT id, order_id, amount, key_strategy, key, created_at FROM operations WHERE
 			op Operation
 			at string
 		)
-		if err := rows.Scan(&op.ID, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at); err != nil {
+		if err := rows.Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at); err != nil {
 			return nil, err
 		}
 		op.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)

@@ -72,3 +72,13 @@ CREATE TABLE IF NOT EXISTS attempts (
     finished_at TEXT,
     PRIMARY KEY (lab_id, op_id, n)
 );
+
+-- lab_actions is what was done to a lab since it was made or last reset:
+-- first its settings then ("base"), then every action in order. A scenario
+-- URL carries it, and replaying it with the same seed rebuilds the ledger.
+CREATE TABLE IF NOT EXISTS lab_actions (
+    lab_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    action TEXT NOT NULL, -- JSON of Action
+    PRIMARY KEY (lab_id, seq)
+);

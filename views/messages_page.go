@@ -97,6 +97,11 @@ var pageMessages = map[string]message{
 	"compare.right":          {"✓ as it should", "✓ как должно быть"},
 	"compare.button":         {"Compare all settings side by side", "Сравнить все настройки рядом"},
 
+	// scenarios
+	"scenario.link":    {"Link to this scenario", "Ссылка на этот сценарий"},
+	"scenario.count":   {"(settings, seed and %d %s: opening it rebuilds the same ledger)", "(настройки, зерно и %d %s: по ней строится такой же журнал)"},
+	"scenario.actions": {"action|actions", "действие|действия|действий"},
+
 	// take it home
 	"export.title":     {"Take it home", "Забрать с собой"},
 	"export.csv":       {"Ledger (CSV)", "Платежи (CSV)"},

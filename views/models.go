@@ -15,6 +15,8 @@ type LabPage struct {
 	Notice   Msg    // a message for the person who acted (a refused form)
 	Large    bool   // large type, for the back of the room
 	Checks   []Check
+	Scenario string // the address that rebuilds this lab: settings, seed and actions
+	Actions  int    // how many actions the scenario holds
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.

@@ -103,3 +103,32 @@ func TestBrowserKeyboardShortcuts(t *testing.T) {
 	l.do(chromedp.KeyEvent("r"))
 	l.waitText("total-count", "2")
 }
+
+// A scenario link opened in a second, fresh browser rebuilds a lab with the
+// same ledger.
+func TestBrowserSharedScenario(t *testing.T) {
+	l := openLab(t, lesson1Settings)
+	l.doubleCharge()
+	// the lab's settings, the charge, the network set to ok, the retry: 4 actions at least
+	if !l.poll(`/ ([4-9]|\d\d) /.test(document.querySelector("#scenario").textContent)`, 10*time.Second) {
+		t.Fatalf("scenario line: %q", eval[string](l, `document.querySelector("#scenario").textContent`))
+	}
+	href := eval[string](l, `document.querySelector('[data-testid="scenario-link"]').getAttribute("href")`)
+	other := &labTab{t: t, s: l.s}
+	other.tab, other.ctx = newTab(t, browser(t), chromedp.WithNewBrowserContext())
+	other.navigate(l.s.URL + href) // and the live stream is up
+	rebuilt := eval[string](other, `location.pathname`)
+	if !strings.HasPrefix(rebuilt, "/labs/") || rebuilt == strings.TrimPrefix(l.url, l.s.URL) {
+		t.Fatalf("the scenario opened %q", rebuilt)
+	}
+	other.waitText("total-count", "2")
+	a, b := l.s.ledger(l.prefix), l.s.ledger("/api/v1/labs/"+strings.TrimPrefix(rebuilt, "/labs/"))
+	if a.Count != b.Count || a.Total != b.Total || len(a.Payments) != len(b.Payments) {
+		t.Fatalf("ledgers differ: %+v vs %+v", a, b)
+	}
+	for i := range a.Payments {
+		if a.Payments[i].OrderID != b.Payments[i].OrderID || a.Payments[i].Amount != b.Payments[i].Amount {
+			t.Errorf("payment %d: %+v vs %+v", i, a.Payments[i], b.Payments[i])
+		}
+	}
+}

@@ -43,6 +43,11 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	default:
 		return p, err
 	}
+	sc, err := engine.Scenario(ctx, l)
+	if err != nil {
+		return p, err
+	}
+	p.Scenario, p.Actions = scenarioPath(sc.Encode()), len(sc.Actions)
 	p.Log, p.Progress = hub.snapshot(l.ID)
 	return p, nil
 }

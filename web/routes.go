@@ -33,6 +33,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard, withLang)
 	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
 	e.POST("/compare", handleCompare(engine), guard, withLang)
+	get(root, "/s/:code", handleScenario(engine))
 	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(engine))
 	get(root, "/labs/:lab/export/history.json", handleExportJSON(engine))
 	get(root, "/labs/:lab/export/report.md", handleExportReport(engine), withLang)
@@ -55,6 +56,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
 	api.POST("/compare", handleCompareAPI(engine))
+	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that

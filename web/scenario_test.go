@@ -1,0 +1,96 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"idemlab/sim"
+)
+
+// A lab's scenario URL, opened by a fresh client, rebuilds a lab that
+// reaches the same ledger and the same attempts: settings, seed and actions
+// replayed in order.
+func TestScenarioRebuildsTheLedger(t *testing.T) {
+	s := startServer(t)
+	a := s.newLab(`{"protection":"unique","key_strategy":"uuid-per-request","network":"random","seed":123}`)
+	op := s.operation(a, `{"order_id":"order-1","amount":100}`)
+	s.retry(a, op.ID, "")
+	s.must(http.StatusOK, "PATCH", a+"/settings", `{"key_strategy":"uuid","network":"response-lost"}`)
+	op2 := s.operation(a, `{"order_id":"order-2","amount":200}`)
+	s.retry(a, op2.ID, `{"with_key":false,"fate":"ok"}`)
+	s.retry(a, op.ID, `{"fate":"duplicate"}`)
+	s.must(http.StatusOK, "POST", a+"/operations/"+op2.ID+"/race", `{"parallel":3}`)
+
+	r := s.must(http.StatusOK, "GET", a+"/scenario", "").JSON(t)
+	url := r["url"].(string)
+	if r["actions"].(float64) != 8 { // the lab's settings, then 7 actions
+		t.Errorf("%v actions recorded, want 8", r["actions"])
+	}
+	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := fresh.Get(s.URL + url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/labs/") {
+		t.Fatalf("scenario: %d to %q", resp.StatusCode, loc)
+	}
+	b := "/api/v1/labs/" + strings.TrimPrefix(loc, "/labs/")
+
+	ignore := cmpopts.IgnoreFields(sim.Payment{}, "ID", "CreatedAt")
+	if d := cmp.Diff(s.ledger(a), s.ledger(b), ignore); d != "" {
+		t.Errorf("rebuilt ledger differs (-original +rebuilt):\n%s", d)
+	}
+	fates := func(lab string) []string {
+		var out []string
+		ops := decode[struct{ Operations []sim.Operation }](t, s.must(http.StatusOK, "GET", lab+"/operations?limit=100", "").Body)
+		for _, op := range ops.Operations {
+			for _, at := range op.Attempts {
+				key := "-"
+				if at.Key != nil {
+					key = *at.Key
+				}
+				out = append(out, string(at.Fate)+" "+key)
+			}
+		}
+		return out
+	}
+	if d := cmp.Diff(fates(a), fates(b)); d != "" {
+		t.Errorf("rebuilt attempts differ (-original +rebuilt):\n%s", d)
+	}
+	// Opening the link again builds nothing new.
+	resp, _ = fresh.Get(s.URL + url)
+	resp.Body.Close()
+	if resp.Header.Get("Location") != loc {
+		t.Errorf("the second opening went to %q, want %q", resp.Header.Get("Location"), loc)
+	}
+	if l := s.ledger(b); l.Count != s.ledger(a).Count {
+		t.Errorf("opening the link twice changed the rebuilt lab: %d", l.Count)
+	}
+	// A damaged code is refused with a 400 and builds nothing.
+	r2 := s.do("GET", "/s/not-a-scenario", "")
+	if r2.Status != http.StatusBadRequest {
+		t.Errorf("damaged code: %d %s", r2.Status, r2.Body)
+	}
+}
+
+// The page offers the scenario link, and it follows the lab live.
+func TestPageOffersTheScenario(t *testing.T) {
+	s := startServer(t)
+	p, doc := openPage(t, s, "")
+	before := doc.Find(`[data-testid="scenario-link"]`).AttrOr("href", "")
+	api := "/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")
+	s.operation(api, `{"order_id":"order-9","amount":90}`)
+	after := p.get().Find(`[data-testid="scenario-link"]`).AttrOr("href", "")
+	if !strings.HasPrefix(before, "/s/") || after == before {
+		t.Errorf("scenario link %q then %q: want a /s/ link that changes with the actions", before, after)
+	}
+	if want := s.must(http.StatusOK, "GET", api+"/scenario", "").JSON(t)["url"]; after != want {
+		t.Errorf("page link %q, API %q", after, want)
+	}
+}
