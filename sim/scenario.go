@@ -55,12 +55,14 @@ VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lab_actions WHERE lab_id = ?1
 
 // Scenario returns what the lab was given and what was done to it.
 func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
+	// The settings first: the lab's lock is never taken while a connection is
+	// held (UpdateSettings holds the lock while it waits for the connection).
+	sc := Scenario{Base: l.Settings(), Actions: []Action{}}
 	rows, err := e.store.r.QueryContext(ctx, `SELECT action FROM lab_actions WHERE lab_id = ? ORDER BY seq`, l.ID)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario of %s: %w", l.ID, err)
 	}
 	defer rows.Close()
-	sc := Scenario{Base: l.Settings(), Actions: []Action{}}
 	for rows.Next() {
 		var raw string
 		var a Action
