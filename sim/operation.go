@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,13 +46,18 @@ type OperationRequest struct {
 }
 
 // ValidFate reports whether f may be asked of the network for one attempt.
-func ValidFate(f Fate) bool {
-	for _, x := range Fates {
-		if f == x {
-			return true
-		}
+func ValidFate(f Fate) bool { return slices.Contains(fateChoices(), string(f)) }
+
+// fateChoices are the fates one may ask for: each fate, or random.
+func fateChoices() []string { return append(Names(Fates), string(FateRandom)) }
+
+// checkFate refuses a fate asked for an attempt unless it is one ("" asks
+// for the lab's network setting).
+func checkFate(f Fate) error {
+	if f != "" && !ValidFate(f) {
+		return Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", fateChoices())})
 	}
-	return f == FateRandom
+	return nil
 }
 
 // StartOperation creates an operation and runs its first attempt, and under
@@ -60,8 +66,8 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	if err := (Charge{OrderID: r.OrderID, Amount: r.Amount}).Validate(); err != nil {
 		return Operation{}, err
 	}
-	if r.Fate != "" && !ValidFate(r.Fate) {
-		return Operation{}, Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", append(names(Fates), string(FateRandom)))})
+	if err := checkFate(r.Fate); err != nil {
+		return Operation{}, err
 	}
 	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
 		return Operation{}, fmt.Errorf("client: record operation: %w", err)
@@ -93,8 +99,8 @@ VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE lab_id =
 // Retry makes one more attempt of an operation, with its key or without any
 // key; under an automatic policy it goes on retrying while that fails.
 func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, fate Fate) (Operation, error) {
-	if fate != "" && !ValidFate(fate) {
-		return Operation{}, Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", append(names(Fates), string(FateRandom)))})
+	if err := checkFate(fate); err != nil {
+		return Operation{}, err
 	}
 	op, err := e.Operation(ctx, l, opID)
 	if err != nil {

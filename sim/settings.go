@@ -204,9 +204,9 @@ func (s Settings) Validate() error {
 			fs = append(fs, FieldError{field, fmt.Sprintf("must be an integer from %d to %d", lo, hi)})
 		}
 	}
-	oneOf("protection", string(s.Protection), names(Protections))
-	oneOf("key_strategy", string(s.KeyStrategy), names(KeyStrategies))
-	oneOf("network", string(s.Network), append(names(Fates), string(FateRandom)))
+	oneOf("protection", string(s.Protection), Names(Protections))
+	oneOf("key_strategy", string(s.KeyStrategy), Names(KeyStrategies))
+	oneOf("network", string(s.Network), fateChoices())
 	oneOf("retry.mode", s.Retry.Mode, []string{RetryManual, RetryAuto})
 	between("retry.max_attempts", s.Retry.MaxAttempts, 1, 10)
 	between("retry.base_ms", s.Retry.BaseMS, 1, 10_000)
@@ -214,7 +214,7 @@ func (s Settings) Validate() error {
 	if s.Retry.CapMS < s.Retry.BaseMS {
 		fs = append(fs, FieldError{"retry.cap_ms", "must not be less than retry.base_ms"})
 	}
-	oneOf("retry.jitter", string(s.Retry.Jitter), names(Jitters))
+	oneOf("retry.jitter", string(s.Retry.Jitter), Names(Jitters))
 	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
 	between("server_delay_ms", s.ServerDelayMS, 0, 30_000)
 	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
@@ -229,7 +229,8 @@ func (s Settings) Validate() error {
 	return nil
 }
 
-func names[T ~string](vs []T) []string {
+// Names are the values of a list of settings values, as strings.
+func Names[T ~string](vs []T) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = string(v)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 
@@ -32,30 +33,18 @@ func compare(ctx context.Context, engine *sim.Engine, script sim.Script) ([]comp
 	}
 	var (
 		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
+		errs  = make([]error, len(cells))
 		slots = make(chan struct{}, 4)
 	)
 	for i := range cells {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			if err := runCell(ctx, engine, script, &cells[i]); err != nil {
-				mu.Lock()
-				first = cmpErr(first, err)
-				mu.Unlock()
-			}
+			errs[i] = runCell(ctx, engine, script, &cells[i])
 		})
 	}
 	wg.Wait()
-	return cells, first
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
+	return cells, errors.Join(errs...)
 }
 
 func runCell(ctx context.Context, engine *sim.Engine, script sim.Script, c *compareCell) error {
@@ -98,19 +87,11 @@ func handleCompare(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v := views.Comparison{Protections: names(sim.Protections), Keys: names(sim.KeyStrategies)}
+		v := views.Comparison{Protections: sim.Names(sim.Protections), Keys: sim.Names(sim.KeyStrategies)}
 		for _, cell := range cells {
 			v.Cells = append(v.Cells, views.CompareCell{Protection: string(cell.Protection), KeyStrategy: string(cell.KeyStrategy),
 				Lab: cell.Lab, Count: cell.Count, Total: cell.Total, Purchases: cell.Purchases})
 		}
 		return render(c, http.StatusOK, views.ComparePage(v))
 	}
-}
-
-func names[T ~string](xs []T) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = string(x)
-	}
-	return out
 }

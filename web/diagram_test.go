@@ -20,13 +20,6 @@ import (
 // dgLangs are the languages every diagram test renders in.
 var dgLangs = []views.Lang{views.English, views.Russian}
 
-// dgRender renders the sequence diagram of op in English, as a page without
-// a language does, and parses it back.
-func dgRender(t *testing.T, op *sim.Operation) (*goquery.Document, string) {
-	t.Helper()
-	return dgRenderIn(t, context.Background(), op)
-}
-
 // dgRenderLang renders the sequence diagram of op in lang.
 func dgRenderLang(t *testing.T, lang views.Lang, op *sim.Operation) (*goquery.Document, string) {
 	t.Helper()
