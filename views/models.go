@@ -69,10 +69,13 @@ type Option struct {
 	Value, Label string
 }
 
-// Self is the page's own address: / for the shared demo lab.
-func (p LabPage) Self() string {
-	if p.IsDemo {
+// Self is the page's own address.
+func (p LabPage) Self() string { return PagePath(p.LabID) }
+
+// PagePath is the address of a lab's page: / for the shared demo lab.
+func PagePath(lab string) string {
+	if lab == "demo" {
 		return "/"
 	}
-	return p.Base()
+	return "/labs/" + lab
 }

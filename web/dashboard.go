@@ -82,13 +82,8 @@ func ledgerView(ps []sim.Payment, count, total int64, doubles []sim.DoubleCharge
 	return v
 }
 
-// labBase is the page address of a lab: / for the shared demo lab.
-func labBase(id string) string {
-	if id == sim.DemoLab {
-		return "/"
-	}
-	return "/labs/" + id
-}
+// labBase is the page address of a lab.
+func labBase(id string) string { return views.PagePath(id) }
 
 func handlePage(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
