@@ -13,6 +13,7 @@ const (
 	EventSettings  EventKind = "settings"  // the lab's settings changed
 	EventReset     EventKind = "reset"     // the lab was emptied
 	EventRetry     EventKind = "retry"     // an automatic retry is waiting for its next try
+	EventLesson    EventKind = "lesson"    // the lab's lesson was chosen, set up or took a step
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of

@@ -59,6 +59,11 @@ type Lab struct {
 	settings Settings
 	src      *mrand.ChaCha8 // the lab's seeded randomness; also the source of its UUIDs
 	rng      *mrand.Rand
+	lesson   LessonState
+
+	// steps lets one lesson action run at a time (set-up and steps); it is
+	// taken before mu, never while mu is held.
+	steps sync.Mutex
 }
 
 // NewEngine returns an engine over cfg.Store, with lab "demo" created if
@@ -281,6 +286,7 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)
 	}
 	l.reseed()
+	l.lesson.Ready, l.lesson.Next = false, 0 // set the lesson up again to replay it
 	e.emit(Event{Lab: l.ID, Kind: EventReset})
 	return nil
 }

@@ -318,13 +318,18 @@ type DoubleCharge struct {
 	OrderID string
 	Times   int   // charges of the order
 	Extra   int64 // what was charged beyond the first charge
+	// Purchases is how many operations the lab's client started for the
+	// order: each is a purchase the customer meant. 0 when the charges came
+	// straight to the API, not through the client.
+	Purchases int
 }
 
 // DoubleCharges lists the orders of the lab charged more than once.
 func (e *Engine) DoubleCharges(ctx context.Context, l *Lab) ([]DoubleCharge, error) {
 	rows, err := e.store.r.QueryContext(ctx, `
 SELECT order_id, COUNT(*),
-       SUM(amount) - (SELECT f.amount FROM payments f WHERE f.lab_id = p.lab_id AND f.order_id = p.order_id ORDER BY f.id LIMIT 1)
+       SUM(amount) - (SELECT f.amount FROM payments f WHERE f.lab_id = p.lab_id AND f.order_id = p.order_id ORDER BY f.id LIMIT 1),
+       (SELECT COUNT(*) FROM operations o WHERE o.lab_id = p.lab_id AND o.order_id = p.order_id)
 FROM payments p WHERE lab_id = ? GROUP BY order_id HAVING COUNT(*) > 1 ORDER BY MIN(id)`, l.ID)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: double charges of %s: %w", l.ID, err)
@@ -333,7 +338,7 @@ FROM payments p WHERE lab_id = ? GROUP BY order_id HAVING COUNT(*) > 1 ORDER BY 
 	var out []DoubleCharge
 	for rows.Next() {
 		var d DoubleCharge
-		if err := rows.Scan(&d.OrderID, &d.Times, &d.Extra); err != nil {
+		if err := rows.Scan(&d.OrderID, &d.Times, &d.Extra, &d.Purchases); err != nil {
 			return nil, err
 		}
 		out = append(out, d)

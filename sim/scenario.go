@@ -183,7 +183,11 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 	return Invalid(FieldError{Field: "kind", Detail: fmt.Sprintf("%q is not an action", a.Kind)})
 }
 
+// operationID is the id of the lab's operation number seq; 0 names the latest.
 func (e *Engine) operationID(ctx context.Context, l *Lab, seq int) (string, error) {
+	if seq == 0 {
+		return LatestOperation, nil
+	}
 	var id string
 	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM operations WHERE lab_id = ? AND seq = ?`, l.ID, seq).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -60,12 +60,18 @@
   // Keyboard shortcuts: one key, when no field has the focus.
   var keys = {
     c: '[data-testid="fire-charge"]', r: '[data-testid="retry"]', w: '[data-testid="retry-without-key"]',
-    g: '[data-testid="race"]', l: '[data-testid="lang"]', t: '[data-testid="large-type"]'
+    g: '[data-testid="race"]', l: '[data-testid="lang"]', t: '[data-testid="large-type"]',
+    n: '[data-testid="lesson-step"]'
   };
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
     var t = e.target;
     if (t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+    if (e.key === "p") {
+      var toggle = document.querySelector(playing ? '[data-testid="lesson-pause"]' : '[data-testid="lesson-play"]');
+      if (toggle && !toggle.disabled && toggle.offsetParent !== null) { toggle.click(); e.preventDefault(); }
+      return;
+    }
     if (e.key === "?") {
       var help = document.getElementById("shortcuts");
       if (help && help.togglePopover) { help.togglePopover(); e.preventDefault(); }
@@ -75,6 +81,63 @@
     var el = sel && document.querySelector(sel);
     if (el && !el.disabled) { el.click(); e.preventDefault(); }
   });
+  // The lesson player: Play presses Set up (when the lesson is not set up)
+  // and then Step, one step at a time at the chosen speed, until the lesson
+  // ends, Pause is pressed, or a step does not move the lesson on (refused).
+  // The server takes each step once, whoever presses it.
+  var playing = false, timer = 0;
+  function lessonState() {
+    var el = document.getElementById("lesson-state");
+    if (!el) return null;
+    return { n: +el.dataset.lesson, ready: el.dataset.ready === "yes", next: +el.dataset.next, steps: +el.dataset.steps };
+  }
+  function player(name) { return document.querySelector('[data-testid="lesson-' + name + '"]'); }
+  function setPlaying(on) {
+    playing = on;
+    clearTimeout(timer);
+    var play = player("play"), pause = player("pause");
+    if (!play || !pause) return;
+    var from = on ? play : pause, to = on ? pause : play;
+    to.disabled = false; // the focus follows the toggle: it is never lost to a disabled button
+    if (document.activeElement === from) to.focus();
+    from.disabled = true;
+  }
+  var last = "", restart = false;
+  function tick() {
+    if (!playing) return;
+    var s = lessonState();
+    var now = s && JSON.stringify(s);
+    if (!s || !s.n || now === last) { setPlaying(false); return; }
+    if (s.ready && s.next >= s.steps && !restart) { setPlaying(false); return; }
+    last = now;
+    var button = player(!s.ready || restart ? "setup" : "step");
+    restart = false;
+    if (!button || button.disabled) { setPlaying(false); return; }
+    button.click(); // its request's end schedules the next tick
+  }
+  document.addEventListener("htmx:finally:request", function (e) {
+    if (!playing || !(e.target.closest && e.target.closest("[data-lesson-act]"))) return;
+    var speed = player("speed");
+    clearTimeout(timer);
+    timer = setTimeout(tick, Math.max(300, +(speed && speed.value) || 1500));
+  });
+  document.addEventListener("click", function (e) {
+    var t = e.target.closest && e.target.closest("button");
+    if (!t) return;
+    if (t.dataset.testid === "lesson-play") {
+      var s = lessonState();
+      restart = !!(s && s.ready && s.next >= s.steps); // Play at the end plays it again
+      last = "";
+      setPlaying(true);
+      tick();
+    }
+    if (t.dataset.testid === "lesson-pause") setPlaying(false);
+  });
+  function showPlayer() {
+    var p = player("player");
+    if (p) p.hidden = false;
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showPlayer); else showPlayer();
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
   });

@@ -127,7 +127,7 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 		l.Desc = p.t("diagram.desc.empty")
 		return l
 	}
-	amount := formatAmount(d.Amount)
+	amount := p.l.Money(d.Amount)
 	l.Before, l.After = p.around("diagram.caption", d.OrderID, amount)
 	l.Strategy = p.word("diagram.strategy.", d.KeyStrategy)
 	l.Title = p.t("diagram.title", d.OrderID, amount)
@@ -486,10 +486,6 @@ func (p sdPainter) statusLabel(status int) string {
 	return strconv.Itoa(status)
 }
 
-// formatAmount writes roubles as the ledger's total, the event log and the
-// article do: «1500 ₽», kept on one line.
-func formatAmount(n int64) string { return strconv.FormatInt(n, 10) + "\u00a0₽" }
-
 // sdTextWidth estimates how wide s is set in a bold sans-serif of size
 // units, counting runes, not bytes. The advances are DejaVu Sans Bold's
 // (Chromium's system-ui on Linux), the widest of the usual system fonts: a
@@ -519,6 +515,8 @@ var sdAdvances = func() map[rune]float64 {
 		{"АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ", []int{77, 76, 76, 64, 89, 68, 68, 122, 71, 84, 84, 82, 83, 100, 84, 85, 84, 73, 73, 68, 77, 99, 77, 93, 81, 124, 133, 94, 104, 76, 73, 117, 77}},
 		{"0123456789", []int{70, 70, 70, 70, 70, 70, 70, 70, 70, 70}},
 		{" .,:;·…→✕-–—()%₽«»\"'!?/", []int{35, 38, 38, 40, 40, 38, 100, 84, 84, 42, 50, 100, 46, 46, 100, 70, 65, 65, 40, 28, 44, 58, 37}},
+		// The no-break space and the minus of amounts as Lang.Money writes them.
+		{"\u00a0\u2212", []int{35, 84}},
 	} {
 		for i, r := range []rune(set.runes) {
 			m[r] = float64(set.hundreds[i]) / 100

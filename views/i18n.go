@@ -85,8 +85,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [4]map[string]message {
-	return [4]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages}
+func catalogs() [5]map[string]message {
+	return [5]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.
@@ -121,8 +121,13 @@ func (l Lang) Say(m Msg) string {
 	}
 	args := make([]any, len(m.Args))
 	for i, a := range m.Args {
-		if inner, ok := a.(Msg); ok {
-			a = l.Say(inner)
+		switch v := a.(type) {
+		case Msg:
+			a = l.Say(v)
+		case Amount:
+			a = l.Money(int64(v))
+		case Count:
+			a = strconv.FormatInt(v.N, 10) + " " + l.Plural(v.N, v.Key)
 		}
 		args[i] = a
 	}
@@ -158,14 +163,29 @@ func pluralForm(l Lang, forms string, n int64) string {
 	return f[i]
 }
 
+// Count is a number of things among a Msg's arguments: Say writes the
+// number and the word's form for it ("2 charges", «2 списания»); Key holds
+// the forms, as Plural's key does.
+type Count struct {
+	N   int64
+	Key string
+}
+
+// Amount is a sum of roubles among a Msg's arguments: Say writes it as the
+// reader's language does (a "%s" verb in the catalog).
+type Amount int64
+
+// Money is an amount of roubles as ctx's language writes it.
+func Money(ctx context.Context, n int64) string { return LangOf(ctx).Money(n) }
+
 // Money is an amount of roubles as the language writes it: «1 500 ₽» in
-// Russian, "₽1,500" in English.
-func Money(ctx context.Context, n int64) string {
+// Russian, "₽1,500" in English. Every amount the lab shows is written so.
+func (l Lang) Money(n int64) string {
 	digits := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(digits, "-")
 	digits = strings.TrimPrefix(digits, "-")
 	sep := ","
-	if LangOf(ctx) == Russian {
+	if l == Russian {
 		sep = "\u00a0"
 	}
 	var b strings.Builder
@@ -179,7 +199,7 @@ func Money(ctx context.Context, n int64) string {
 	if neg {
 		s = "−" + s
 	}
-	if LangOf(ctx) == Russian {
+	if l == Russian {
 		return s + "\u00a0₽"
 	}
 	return "₽" + s

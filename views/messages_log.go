@@ -6,7 +6,7 @@ var logMessages = map[string]message{
 	"log.no-key":    {"no key", "без ключа"},
 	"log.key":       {"key %s", "ключ %s"},
 	"log.keys-by":   {"keys by %s", "ключи: %s"},
-	"log.operation": {"New operation: charge %s %d ₽ (%s).", "Новая операция: списать %[2]d ₽ за заказ %[1]s (%[3]s)."},
+	"log.operation": {"New operation: charge %s %s (%s).", "Новая операция: списать %[2]s за заказ %[1]s (%[3]s)."},
 	"log.late":      {"Attempt %d: its answer arrived after the client had given up; the server %s.", "Попытка %d: ответ пришёл, когда клиент уже перестал ждать; сервер %s."},
 
 	"log.did.charged":     {"charged (a new payment)", "списал деньги (новый платёж)"},
@@ -34,7 +34,7 @@ var logMessages = map[string]message{
 	"log.attempt.unseen":     {"%s: the client saw no answer, but the server %s. From the client's side this looks just like a lost request.", "%s: клиент не получил ответа, а сервер %s. Со стороны клиента это выглядит так же, как потерянный запрос."},
 
 	"log.charge":           {"Charge %s with %s", "Списание по заказу %s, %s"},
-	"log.charge.commit":    {"%s: COMMIT, payment #%d of %d ₽.", "%s: COMMIT, платёж №%d на %d ₽."},
+	"log.charge.commit":    {"%s: COMMIT, payment #%d of %s.", "%s: COMMIT, платёж №%d на %s."},
 	"log.charge.duplicate": {"%s: the key is already in the ledger: no second payment.", "%s: ключ уже есть в журнале — второго платежа нет."},
 	"log.charge.replayed":  {"%s: the key's stored answer is sent again, byte for byte.", "%s: сохранённый ответ по ключу отправлен ещё раз, байт в байт."},
 	"log.charge.in-flight": {"%s: the first request with this key is still running: 409, retry later.", "%s: первый запрос с этим ключом ещё выполняется — 409, повторите позже."},
@@ -60,7 +60,7 @@ var logMessages = map[string]message{
 	"log.setting.seed":         {"seed", "зерно"},
 	"log.progress":             {"Automatic retry: attempt %d of %d in %d ms", "Автоповтор: попытка %d из %d через %d мс"},
 	"notice.order-id":          {"The order id “%s” was refused: use letters, digits and . _ : - (1 to 64).", "Номер заказа «%s» не принят: допустимы латинские буквы, цифры и . _ : - (от 1 до 64)."},
-	"notice.amount":            {"The amount must be a whole number of roubles from 1 to 1000000000.", "Сумма должна быть целым числом рублей от 1 до 1000000000."},
+	"notice.amount":            {"The amount must be a whole number of roubles from ₽1 to ₽1,000,000,000.", "Сумма должна быть целым числом рублей от 1\u00a0₽ до 1\u00a0000\u00a0000\u00a0000\u00a0₽."},
 	"notice.parallel":          {"Parallel attempts: a whole number from 2 to 64.", "Параллельных попыток: целое число от 2 до 64."},
 	"notice.no-operation":      {"There is no operation yet: fire a charge first.", "Операций пока нет: сначала сделайте списание."},
 	"notice.setting":           {"The setting %s was refused: %s.", "Настройка %s не принята: %s."},

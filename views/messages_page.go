@@ -57,9 +57,14 @@ var pageMessages = map[string]message{
 	"ledger.charges":        {"charge|charges", "списание|списания|списаний"},
 	"alert.title":           {"Double charge.", "Двойное списание."},
 	"alert.line":            {"charged %d %s: %s too much.", "списан %d %s: лишние %s."},
+	"alert.title.covered":   {"An order charged more than once — once for each purchase.", "Заказ оплачен больше одного раза — по разу за каждую покупку."},
+	"alert.line.covered":    {"charged %d %s, for %d %s: no purchase was charged twice.", "списан %d %s за %d %s: ни одна покупка не оплачена дважды."},
+	"alert.line.purchases":  {"charged %d %s for %d %s.", "списан %d %s за %d %s."},
+	"alert.purchases":       {"purchase|purchases", "покупку|покупки|покупок"},
 	"alert.times":           {"time|times", "раз|раза|раз"},
 	"ledger.some":           {"%d of %d payments, newest first", "%d из %d платежей, новые сверху"},
 	"ledger.all":            {"Payments, newest first", "Платежи, новые сверху"},
+	"ledger.amount":         {"Amount", "Сумма"},
 	"ledger.order":          {"Order", "Заказ"},
 	"ledger.key":            {"Key", "Ключ"},
 	"ledger.time":           {"Time", "Время"},
@@ -89,7 +94,7 @@ var pageMessages = map[string]message{
 
 	// side by side
 	"compare.title":          {"Side by side: every key source × every protection", "Рядом: каждый источник ключа × каждая защита"},
-	"compare.script":         {"One script, run in 25 fresh labs: charge order-42 1500 ₽, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, 3000 ₽.", "Один сценарий в 25 новых лабораториях: списать 1500 ₽ за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на 3000 ₽."},
+	"compare.script":         {"One script, run in 25 fresh labs: charge order-42 %[1]s, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, %[2]s.", "Один сценарий в 25 новых лабораториях: списать %[1]s за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на %[2]s."},
 	"compare.caption":        {"Charges and total in each lab; open a cell to see its lab.", "Списания и сумма в каждой лаборатории; ячейка открывает свою лабораторию."},
 	"compare.key-protection": {"key ↓ / protection →", "ключ ↓ / защита →"},
 	"compare.double":         {"⚠ double charge", "⚠ двойное списание"},
@@ -110,9 +115,9 @@ var pageMessages = map[string]message{
 	"report.title":     {"Idempotency Lab: lab %s", "Лаборатория идемпотентности: %s"},
 	"report.settings":  {"Settings", "Настройки"},
 	"report.actions":   {"What was done", "Что было сделано"},
-	"report.operation": {"Charge %s %d ₽ (key strategy %s)", "Списание %[2]d ₽ за заказ %[1]s (ключ: %[3]s)"},
+	"report.operation": {"Charge %s %s (key strategy %s)", "Списание %[2]s за заказ %[1]s (ключ: %[3]s)"},
 	"report.outcome":   {"Outcome", "Итог"},
-	"report.totals":    {"%d %s, %d ₽ in all.", "Всего %d %s на сумму %d ₽."},
+	"report.totals":    {"%d %s, %s in all.", "Всего %d %s на сумму %s."},
 
 	// the API's problem pages
 	"problems.all":   {"All problem types", "Все типы ошибок"},

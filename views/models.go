@@ -17,6 +17,7 @@ type LabPage struct {
 	Checks   []Check
 	Scenario string // the address that rebuilds this lab: settings, seed and actions
 	Actions  int    // how many actions the scenario holds
+	Lesson   LessonView
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.
@@ -52,9 +53,24 @@ type PaymentRow struct {
 
 // DoubleCharge is an order charged more than once.
 type DoubleCharge struct {
-	OrderID string
-	Times   int
-	Extra   int64
+	OrderID   string
+	Times     int
+	Extra     int64
+	Purchases int // purchases the client made of the order; 0 if unknown
+}
+
+// Covered reports whether each charge of the order was a purchase of its
+// own: charged more than once, but never twice for one purchase.
+func (d DoubleCharge) Covered() bool { return d.Purchases >= d.Times }
+
+// Overcharged reports whether any order was charged more often than bought.
+func (l LedgerView) Overcharged() bool {
+	for _, d := range l.Doubles {
+		if !d.Covered() {
+			return true
+		}
+	}
+	return false
 }
 
 // LogLine is one line of the event log.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -211,7 +212,7 @@ func (l *labTab) navigate(url string) {
 	l.waitJS(`document.readyState === "complete" && typeof htmx !== "undefined"`, "the page and htmx to load")
 	// and until the live stream is up: a change before that would be missed
 	if !l.poll(`document.querySelector("#live-status")?.dataset.state === "live"`, 30*time.Second) {
-		l.t.Fatalf("timed out waiting for the live stream\n%s", l.state())
+		l.t.Fatalf("timed out waiting for the live stream (live-status %q, page %s)\n%s\nevents over HTTP: %s", eval[string](l, `document.querySelector("#live-status")?.dataset.state ?? "none"`), eval[string](l, `document.readyState + ", htmx " + typeof htmx`), l.state(), l.probeEvents())
 	}
 }
 
@@ -716,4 +717,19 @@ func TestBrowserScreenshots(t *testing.T) {
 		}
 		l.shoot(dir, "03-replay-after-retry-1440x900.png")
 	})
+}
+
+// probeEvents reads the first bytes of the lab's event stream over plain HTTP.
+func (l *labTab) probeEvents() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", l.url+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 200)
+	n, err := io.ReadAtLeast(resp.Body, buf, 100)
+	return fmt.Sprintf("%d %q %v", resp.StatusCode, buf[:n], err)
 }

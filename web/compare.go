@@ -83,11 +83,13 @@ func scriptView(s sim.Script) map[string]any {
 // handleCompare is the page of the side-by-side comparison.
 func handleCompare(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cells, err := compare(c.Request().Context(), engine, sim.DefaultScript())
+		script := sim.DefaultScript()
+		cells, err := compare(c.Request().Context(), engine, script)
 		if err != nil {
 			return err
 		}
-		v := views.Comparison{Protections: sim.Names(sim.Protections), Keys: sim.Names(sim.KeyStrategies)}
+		v := views.Comparison{Protections: sim.Names(sim.Protections), Keys: sim.Names(sim.KeyStrategies),
+			Amount: script.Amount, Total: script.Amount * script.Purchases}
 		for _, cell := range cells {
 			v.Cells = append(v.Cells, views.CompareCell{Protection: string(cell.Protection), KeyStrategy: string(cell.KeyStrategy),
 				Lab: cell.Lab, Count: cell.Count, Total: cell.Total, Purchases: cell.Purchases})

@@ -61,3 +61,32 @@ func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 		}
 	}
 }
+
+// The grid writes its amounts as the reader's language does; its data
+// attributes stay plain numbers.
+func TestCompareAmountsInTheReadersLanguage(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	for _, tc := range []struct {
+		lang, script, cell string
+	}{
+		{"en", "charge order-42 ₽1,500, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, ₽3,000.", "2 · ₽3,000"},
+		{"ru", "списать 1\u00a0500\u00a0₽ за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на 3\u00a0000\u00a0₽.", "2 · 3\u00a0000\u00a0₽"},
+	} {
+		resp, body := p.post("/compare?lang="+tc.lang, url.Values{"_csrf": {p.token}}, false)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: compare: %d %.300s", tc.lang, resp.StatusCode, body)
+		}
+		doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+		if got := doc.Find("article.compare > p").First().Text(); !strings.HasSuffix(got, tc.script) {
+			t.Errorf("%s: script %q, want it to end %q", tc.lang, got, tc.script)
+		}
+		c := doc.Find(`[data-testid="compare-cell"][data-key-strategy="uuid"][data-protection="replay"]`)
+		if got := c.Find("strong").Text(); got != tc.cell {
+			t.Errorf("%s: uuid/replay cell %q, want %q", tc.lang, got, tc.cell)
+		}
+		if got := c.AttrOr("data-total", ""); got != "3000" {
+			t.Errorf("%s: data-total %q, want 3000", tc.lang, got)
+		}
+	}
+}

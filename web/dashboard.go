@@ -48,6 +48,9 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 		return p, err
 	}
 	p.Scenario, p.Actions = scenarioPath(sc.Encode()), len(sc.Actions)
+	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
+		return p, err
+	}
 	p.Log, p.Progress = hub.snapshot(l.ID)
 	return p, nil
 }
@@ -77,7 +80,7 @@ func ledgerView(ps []sim.Payment, count, total int64, doubles []sim.DoubleCharge
 	}
 	v.Payments = rows
 	for _, d := range doubles {
-		v.Doubles = append(v.Doubles, views.DoubleCharge{OrderID: d.OrderID, Times: d.Times, Extra: d.Extra})
+		v.Doubles = append(v.Doubles, views.DoubleCharge{OrderID: d.OrderID, Times: d.Times, Extra: d.Extra, Purchases: d.Purchases})
 	}
 	return v
 }

@@ -434,12 +434,12 @@ func TestDiagramCaption(t *testing.T) {
 		caption, title, desc string
 	}{
 		{views.English,
-			"Charge order-42 1500 ₽ · key strategy: one UUID per operation · op-7",
-			"Sequence diagram of the charge of order-42, 1500\u00a0₽",
+			"Charge order-42 ₽1,500 · key strategy: one UUID per operation · op-7",
+			"Sequence diagram of the charge of order-42, ₽1,500",
 			"12 attempts across the lanes client, network, server and database; 5 charges committed. The list below tells each attempt in words."},
 		{views.Russian,
-			"Списание 1500 ₽ за заказ order-42 · ключ идемпотентности: один UUID на операцию · op-7",
-			"Диаграмма последовательности: списание 1500\u00a0₽ за заказ order-42",
+			"Списание 1 500 ₽ за заказ order-42 · ключ идемпотентности: один UUID на операцию · op-7",
+			"Диаграмма последовательности: списание 1\u00a0500\u00a0₽ за заказ order-42",
 			"Дорожки: клиент, сеть, сервер и база данных. 12 попыток; записано в базу: 5 списаний. Ниже каждая попытка описана словами."},
 	} {
 		t.Run(string(tc.lang), func(t *testing.T) {

@@ -134,12 +134,12 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			fmt.Fprintf(&b, "%s\n", lang.T("log.empty"))
 		}
 		for i, op := range h.Operations {
-			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, op.Amount, op.KeyStrategy))
+			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, lang.Money(op.Amount), op.KeyStrategy))
 			for _, a := range op.Attempts {
 				fmt.Fprintf(&b, "   - %s\n", lang.Say(attemptText(&a)))
 			}
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), h.Total))
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))
 		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("check.title"))
 		for _, ch := range sim.Checklist(s) {
 			answer := lang.T("check.no")

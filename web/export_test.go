@@ -51,12 +51,12 @@ func TestExports(t *testing.T) {
 
 	en := string(s.must(http.StatusOK, "GET", page+"/export/report.md?lang=en", "").Body)
 	ru := string(s.must(http.StatusOK, "GET", page+"/export/report.md?lang=ru", "").Body)
-	for _, want := range []string{"3 charges, 3007 ₽", "Attempt 2", "✗ No."} {
+	for _, want := range []string{"Charge order-42 ₽1,500 (key strategy uuid)", "3 charges, ₽3,007 in all.", "Attempt 2", "✗ No."} {
 		if !strings.Contains(en, want) {
 			t.Errorf("English report lacks %q:\n%s", want, en)
 		}
 	}
-	for _, want := range []string{"Всего 3 списания на сумму 3007 ₽", "Попытка 2", "✗ Нет."} {
+	for _, want := range []string{"Списание 1\u00a0500\u00a0₽ за заказ order-42", "Всего 3 списания на сумму 3\u00a0007\u00a0₽.", "Попытка 2", "✗ Нет."} {
 		if !strings.Contains(ru, want) {
 			t.Errorf("Russian report lacks %q:\n%s", want, ru)
 		}

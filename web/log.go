@@ -30,7 +30,7 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		} else if op.KeyStrategy != sim.KeyNone {
 			key = m("log.keys-by", string(op.KeyStrategy))
 		}
-		return []logText{{"client", m("log.operation", op.OrderID, op.Amount, key)}}
+		return []logText{{"client", m("log.operation", op.OrderID, views.Amount(op.Amount), key)}}
 	case sim.EventAttempt:
 		switch a := ev.Attempt; {
 		case a == nil || a.FinishedAt == nil: // just sent: said when it ends
@@ -87,7 +87,7 @@ func chargeText(ev sim.Event) views.Msg {
 	switch ev.Outcome {
 	case sim.OutcomeCharged:
 		if ev.Payment != nil {
-			return m("log.charge.commit", head, ev.Payment.ID, ev.Payment.Amount)
+			return m("log.charge.commit", head, ev.Payment.ID, views.Amount(ev.Payment.Amount))
 		}
 	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected:
 		return m("log.charge."+string(ev.Outcome), head)

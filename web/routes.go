@@ -31,6 +31,9 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), guard, withLang)
 	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard, withLang)
 	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/lesson", handleLessonChoose(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(engine, hub), guard, withLang)
+	e.POST("/labs/:lab/lesson/step", handleLessonStep(engine, hub), guard, withLang)
 	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
 	e.POST("/compare", handleCompare(engine), guard, withLang)
 	get(root, "/s/:code", handleScenario(engine))
@@ -57,6 +60,10 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
 	api.POST("/compare", handleCompareAPI(engine))
 	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
+	get(api, "/labs/:lab/lesson", handleLessonAPI(engine), lab)
+	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab)
+	api.POST("/labs/:lab/lesson/setup", handleLessonSetUpAPI(engine), lab)
+	api.POST("/labs/:lab/lesson/step", handleLessonStepAPI(engine), lab)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that

@@ -1,0 +1,100 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"idemlab/sim"
+)
+
+// In both languages, each of the six lessons is opened from the panel and
+// played with Play at the fast speed, in one lab, one after another (Set up
+// empties the lab between them). Each must reach the article's outcome,
+// shown as met by the panel, by the ledger's totals on the page and in the
+// lab's payments over the API; then Play must have stopped by itself. The
+// end state of each lesson is a screenshot.
+func TestBrowserLessonsPlay(t *testing.T) {
+	t.Parallel()
+	dir := screenshotDir(t)
+	for _, lang := range []string{"ru", "en"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			l := openLab(t, "")
+			l.do(chromedp.EmulateViewport(1440, 900))
+			l.navigate(l.url + "?lang=" + lang)
+			met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
+			for _, ls := range sim.Lessons() {
+				choose := fmt.Sprintf(`[data-testid="lesson-choose"][value="%d"]`, ls.N)
+				l.do(chromedp.Click(chromedp.CSS(choose)))
+				l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state")?.dataset.lesson === "%d"`, ls.N), fmt.Sprintf("lesson %d to open", ls.N))
+				l.choose("lesson-speed", "500")
+				l.do(chromedp.Click(tid("lesson-play")))
+				if !l.poll(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`+
+					` && document.querySelector("#lesson-state").dataset.next === document.querySelector("#lesson-state").dataset.steps`, 40*time.Second) {
+					t.Fatalf("lesson %d did not reach the article's outcome: the panel says %q\n%s", ls.N, l.text("lesson-outcome"), l.state())
+				}
+				if got := l.text("lesson-outcome"); !strings.HasPrefix(got, "✓") || !strings.Contains(got, met) {
+					t.Errorf("lesson %d: the panel says %q; want ✓ and %q", ls.N, got, met)
+				}
+				// The ledger on the page and over the API agree with the article.
+				l.waitText("total-count", strconv.FormatInt(ls.Expect.Charges, 10))
+				l.waitText("total-amount", strconv.FormatInt(ls.Expect.Total, 10))
+				if led := l.s.ledger(l.prefix); led.Count != ls.Expect.Charges || led.Total != ls.Expect.Total {
+					t.Errorf("lesson %d: the API's ledger has %d charges, %d; want %d, %d", ls.N, led.Count, led.Total, ls.Expect.Charges, ls.Expect.Total)
+				}
+				got := l.s.must(http.StatusOK, "GET", l.prefix+"/lesson", "").JSON(t)
+				if got["state"] != "met" || got["next"] != float64(len(ls.Steps)) {
+					t.Errorf("lesson %d over the API: %v; want met after %d steps", ls.N, got, len(ls.Steps))
+				}
+				// Play stops at the end: Pause is off, Play is on again.
+				l.waitJS(`document.querySelector('[data-testid="lesson-pause"]').disabled && !document.querySelector('[data-testid="lesson-play"]').disabled`, "Play to stop at the lesson's end")
+				if n := l.count("double-charge-alert"); (n > 0) != hasDouble(ls) {
+					t.Errorf("lesson %d: double-charge alert shown %v, want %v", ls.N, n > 0, hasDouble(ls))
+				}
+				l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
+			}
+		})
+	}
+}
+
+// hasDouble reports whether the lesson ends with an order charged twice.
+func hasDouble(ls sim.Lesson) bool {
+	for _, o := range ls.Expect.Orders {
+		if o.Charges > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Pause stops the player between steps, and Step goes on by hand; the
+// keyboard's p plays and pauses.
+func TestBrowserLessonPauseAndStep(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, "")
+	l.do(chromedp.Click(chromedp.CSS(`[data-testid="lesson-choose"][value="5"]`)))
+	l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "5"`, "lesson 5 to open")
+	l.choose("lesson-speed", "3000")
+	l.do(chromedp.Focus(tid("lesson-play")))
+	l.do(chromedp.KeyEvent("p")) // the shortcut works only when no field has the focus
+	l.waitJS(`document.querySelector("#lesson-state").dataset.next === "1"`, "the first step")
+	l.do(chromedp.Click(tid("lesson-pause")))
+	time.Sleep(3500 * time.Millisecond) // longer than a step's wait at this speed
+	if got := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); got != "1" {
+		t.Fatalf("after Pause the lesson went on to step %s", got)
+	}
+	if eval[bool](l, `document.activeElement?.dataset.testid !== "lesson-play"`) {
+		t.Errorf("after Pause the focus is on %q, want it on Play", eval[string](l, `document.activeElement?.outerHTML.slice(0, 80) ?? ""`))
+	}
+	l.do(chromedp.Click(tid("lesson-step")))
+	l.waitJS(`document.querySelector("#lesson-state").dataset.next === "2"`, "the step pressed by hand")
+	if got := l.text("total-count"); got != "1" {
+		t.Errorf("after two steps of lesson 5 (the second purchase refused): total-count %q, want 1", got)
+	}
+}

@@ -1,0 +1,285 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"idemlab/sim"
+)
+
+// lessonPanel reads the lesson panel of a page.
+type lessonPanel struct {
+	n, next, steps int
+	ready          bool
+	state          string
+}
+
+func readLesson(t *testing.T, doc *goquery.Document) lessonPanel {
+	t.Helper()
+	el := doc.Find("#lesson-state")
+	if el.Length() != 1 {
+		t.Fatal("the page has no lesson panel")
+	}
+	num := func(name string) int {
+		v, _ := el.Attr(name)
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("lesson panel %s = %q", name, v)
+		}
+		return n
+	}
+	ready, _ := el.Attr("data-ready")
+	state, _ := doc.Find(`[data-testid="lesson-outcome"]`).Attr("data-state")
+	return lessonPanel{n: num("data-lesson"), next: num("data-next"), steps: num("data-steps"), ready: ready == "yes", state: state}
+}
+
+// Each lesson, played step by step through the page's plain forms (no
+// JavaScript), ends as the article says, and the panel says so. The panel
+// is "met" only at the end: no lesson's outcome shows before its last step.
+func TestGuidedLessonsThroughForms(t *testing.T) {
+	s := startServer(t)
+	for _, ls := range sim.Lessons() {
+		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
+			p, _ := openPage(t, s, "")
+			form := func(action string, kv ...string) {
+				t.Helper()
+				v := url.Values{"_csrf": {p.token}}
+				for i := 0; i+1 < len(kv); i += 2 {
+					v.Set(kv[i], kv[i+1])
+				}
+				if resp, body := p.post(p.path+action, v, false); resp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
+				}
+			}
+			form("/lesson", "lesson", strconv.Itoa(ls.N))
+			if got := readLesson(t, p.get()); got.n != ls.N || got.ready || got.state != "idle" {
+				t.Fatalf("after choosing: %+v, want lesson %d, not set up, idle", got, ls.N)
+			}
+			form("/lesson/setup")
+			api := "/api/v1/labs/" + path.Base(p.path)
+			settings := s.must(http.StatusOK, "GET", api+"/settings", "").JSON(t)
+			if settings["protection"] != string(ls.Settings.Protection) || settings["key_strategy"] != string(ls.Settings.KeyStrategy) {
+				t.Errorf("set up: protection %v, key %v; want %s, %s", settings["protection"], settings["key_strategy"], ls.Settings.Protection, ls.Settings.KeyStrategy)
+			}
+			for i := range ls.Steps {
+				got := readLesson(t, p.get())
+				if !got.ready || got.next != i || got.steps != len(ls.Steps) || got.state != "pending" {
+					t.Fatalf("before step %d: %+v, want ready, next %d of %d, pending", i, got, i, len(ls.Steps))
+				}
+				form("/lesson/step", "at", strconv.Itoa(i))
+			}
+			doc := p.get()
+			if got := readLesson(t, doc); got.next != len(ls.Steps) || got.state != "met" {
+				t.Errorf("after the last step: %+v; want met\noutcome: %s", got, text(doc, "lesson-outcome"))
+			}
+			if l := s.ledger(api); l.Count != ls.Expect.Charges || l.Total != ls.Expect.Total {
+				t.Errorf("ledger: %d charges, %d ₽; the article: %d, %d", l.Count, l.Total, ls.Expect.Charges, ls.Expect.Total)
+			}
+			if got := text(doc, "total-count"); got != strconv.FormatInt(ls.Expect.Charges, 10) {
+				t.Errorf("total-count %q, want %d", got, ls.Expect.Charges)
+			}
+			if got := text(doc, "lesson-outcome"); !strings.HasPrefix(got, "✓") || !strings.Contains(got, "as in the article") {
+				t.Errorf("the panel says %q; want it to start with ✓ and say \"as in the article\"", got)
+			}
+		})
+	}
+}
+
+// The panel compares with the ledger, not with the steps it took: a lesson
+// played with a change the article did not make is shown as different.
+func TestGuidedLessonNoticesADifferentOutcome(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	post := func(action string, kv ...string) {
+		t.Helper()
+		v := url.Values{"_csrf": {p.token}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		if resp, body := p.post(p.path+action, v, false); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
+		}
+	}
+	post("/lesson", "lesson", "1")
+	post("/lesson/setup")
+	// The learner turns protection on before the retry: no double charge.
+	api := "/api/v1/labs/" + path.Base(p.path)
+	s.must(http.StatusOK, "PATCH", api+"/settings", `{"protection":"replay","key_strategy":"uuid"}`)
+	post("/lesson/step", "at", "0")
+	post("/lesson/step", "at", "1")
+	doc := p.get()
+	if got := readLesson(t, doc); got.state != "differs" {
+		t.Errorf("state %q, want differs: the ledger has 1 charge, the article 2\n%s", got.state, text(doc, "lesson-outcome"))
+	}
+	if got := text(doc, "lesson-outcome"); !strings.HasPrefix(got, "✗") {
+		t.Errorf("the panel says %q, want it to start with ✗", got)
+	}
+}
+
+// A step is taken once, however often it is sent: two browsers pressing
+// Step together, or a post retried after a lost answer, run it once.
+func TestLessonStepIsTakenOnce(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":1}`)
+	s.must(http.StatusOK, "POST", lab+"/lesson/setup", "")
+	done := make(chan response, 8)
+	for range 8 {
+		go func() { done <- s.do("POST", lab+"/lesson/step", `{"at":0}`) }()
+	}
+	for range 8 {
+		if r := <-done; r.Status != http.StatusOK {
+			t.Errorf("step: %d %s", r.Status, r.Body)
+		}
+	}
+	got := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)
+	if got["next"] != float64(1) {
+		t.Errorf("after 8 copies of step 0: next = %v, want 1", got["next"])
+	}
+	ops := s.must(http.StatusOK, "GET", lab+"/operations", "").JSON(t)
+	if n := len(ops["operations"].([]any)); n != 1 {
+		t.Errorf("%d operations, want 1", n)
+	}
+	if l := s.ledger(lab); l.Count != 1 {
+		t.Errorf("%d charges after step 0 of lesson 1, want 1", l.Count)
+	}
+}
+
+// Refused lesson requests say why and change nothing.
+func TestLessonRefusals(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		field      string
+	}{
+		{"/lesson/step", `{"at":0}`, http.StatusBadRequest, "lesson"},  // no lesson open
+		{"/lesson/setup", ``, http.StatusBadRequest, "lesson"},         // no lesson open
+		{"/lesson", `{"lesson":7}`, http.StatusBadRequest, "lesson"},   // no such lesson
+		{"/lesson", `{"lesson":-1}`, http.StatusBadRequest, "lesson"},  // no such lesson
+		{"/lesson", `{}`, http.StatusBadRequest, "lesson"},             // missing
+		{"/lesson", `{"lesson":"1"}`, http.StatusBadRequest, "lesson"}, // not a number
+		{"/lesson", `{"lesson":1,"x":2}`, http.StatusBadRequest, "x"},  // unknown field
+		{"/lesson/step", `{}`, http.StatusBadRequest, "at"},            // missing
+		{"/lesson/step", `{"at":1.5}`, http.StatusBadRequest, "at"},    // not whole
+	} {
+		r := s.do("POST", lab+tc.path, tc.body)
+		if r.Status != tc.status || !strings.Contains(string(r.Body), `"`+tc.field+`"`) {
+			t.Errorf("POST %s %s: %d %s; want %d naming %q", tc.path, tc.body, r.Status, r.Body, tc.status, tc.field)
+		}
+	}
+	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":2}`)
+	r := s.do("POST", lab+"/lesson/step", `{"at":0}`)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), sim.LessonNotSetUp) {
+		t.Errorf("a step before set-up: %d %s; want 400 %q", r.Status, r.Body, sim.LessonNotSetUp)
+	}
+	if l := s.ledger(lab); l.Count != 0 {
+		t.Errorf("refused requests charged %d times", l.Count)
+	}
+	// The page's forms refuse with a notice in the page's language.
+	p, _ := openPage(t, s, "")
+	v := url.Values{"_csrf": {p.token}, "at": {"0"}}
+	resp, body := p.post(p.path+"/lesson/step", v, true)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Choose one of the lessons first") {
+		t.Errorf("step form without a lesson: %d %s", resp.StatusCode, body)
+	}
+}
+
+// A Russian reader meets no English in any state of any lesson: the page
+// is scanned after choosing, setting up and every step, text and the
+// attributes people read (title, aria-label, placeholder, alt, value of
+// buttons) alike. Names stay as they are: SQL words, settings' values,
+// ids, keys and the HTTP header names the article uses.
+func TestRussianLessonsHaveNoEnglish(t *testing.T) {
+	s := startServer(t)
+	for _, ls := range sim.Lessons() {
+		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
+			p, _ := openPage(t, s, "")
+			p.path += "?lang=ru"
+			page := p.path
+			lab := path.Base(strings.TrimSuffix(page, "?lang=ru"))
+			scan := func(state string) {
+				t.Helper()
+				for _, w := range englishOn(p.get(), lab) {
+					t.Errorf("lesson %d, %s: the Russian page shows %q", ls.N, state, w)
+				}
+			}
+			post := func(action string, kv ...string) {
+				t.Helper()
+				v := url.Values{"_csrf": {p.token}}
+				for i := 0; i+1 < len(kv); i += 2 {
+					v.Set(kv[i], kv[i+1])
+				}
+				if resp, body := p.post("/labs/"+lab+action, v, false); resp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
+				}
+			}
+			scan("before the lesson")
+			post("/lesson", "lesson", strconv.Itoa(ls.N))
+			scan("chosen")
+			post("/lesson/setup")
+			scan("set up")
+			for i := range ls.Steps {
+				post("/lesson/step", "at", strconv.Itoa(i))
+				scan(fmt.Sprintf("after step %d", i+1))
+			}
+		})
+	}
+}
+
+// russianNames are the Latin words a Russian page may show: names, not words.
+var russianNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`Idempotency Lab English COMMIT INSERT SELECT UNIQUE ON CONFLICT DO NOTHING SQL
+		UUID uuid SHA JSON CSV Markdown HTTP ok none check then insert unique on conflict replay per request natural hash
+		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF`) {
+		m[strings.ToLower(w)] = true
+	}
+	return m
+}()
+
+var (
+	latinWord = regexp.MustCompile(`[A-Za-z]{2,}`)
+	hexWord   = regexp.MustCompile(`^[0-9a-f]+$`)
+	keyLike   = regexp.MustCompile(`\b[a-z]+(\.[a-z0-9-]+)+\b`) // an untranslated catalog key
+)
+
+// englishOn lists the English words and catalog keys a person reads on the
+// page: its text and the attributes that are read out or shown.
+func englishOn(doc *goquery.Document, lab string) []string {
+	doc.Find("script, style, noscript").Remove()
+	var parts []string // every text node apart: words must not run together
+	doc.Find("body *").Contents().Each(func(_ int, n *goquery.Selection) {
+		if goquery.NodeName(n) == "#text" {
+			parts = append(parts, n.Text())
+		}
+	})
+	doc.Find("[title], [aria-label], [placeholder], [alt], [data-on], [data-down], [data-closed], [data-copied]").Each(func(_ int, n *goquery.Selection) {
+		for _, a := range []string{"title", "aria-label", "placeholder", "alt", "data-on", "data-down", "data-closed", "data-copied"} {
+			if v, ok := n.Attr(a); ok && !strings.Contains(v, "://") {
+				parts = append(parts, v)
+			}
+		}
+	})
+	var out []string
+	for _, part := range parts {
+		if k := keyLike.FindString(part); k != "" && !strings.Contains(part, "order-") {
+			out = append(out, k)
+		}
+		for _, w := range latinWord.FindAllString(part, -1) {
+			if !russianNames[strings.ToLower(w)] && !hexWord.MatchString(w) && !strings.Contains(lab, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}

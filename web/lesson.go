@@ -1,0 +1,219 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+	"idemlab/views"
+)
+
+// lessonView is the lesson panel of a lab: the lesson open in it, its steps
+// said in words, what the article expects and how the ledger compares now.
+func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.LessonView, error) {
+	st := l.Lesson()
+	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next}
+	if st.N == 0 {
+		return v, nil
+	}
+	ls, err := sim.LessonNumber(st.N)
+	if err != nil {
+		return v, err
+	}
+	for _, a := range ls.Steps {
+		v.Steps = append(v.Steps, stepWords(a))
+	}
+	r, err := engine.CheckLesson(ctx, l, ls, st)
+	if err != nil {
+		return v, err
+	}
+	v.Expect = totalsWords(ls.Expect.Charges, ls.Expect.Total)
+	v.Now = totalsWords(r.Charges, r.Total)
+	for i, o := range ls.Expect.Orders {
+		v.Watch = append(v.Watch, views.Watch{
+			Msg: m("lesson.watch.order", o.OrderID, views.Count{N: o.Charges, Key: "lesson.charges"}),
+			Now: m("lesson.watch.now", views.Count{N: r.Orders[i].Charges, Key: "lesson.charges"}),
+			Met: r.Orders[i].Charges == o.Charges,
+		})
+	}
+	for i, a := range ls.Expect.Answers {
+		now := m("lesson.answer.none")
+		if got := r.Answers[i].Outcome; got != "" {
+			now = outcomeWords(got)
+		}
+		v.Watch = append(v.Watch, views.Watch{
+			Msg: m("lesson.watch.answer", a.OrderID, outcomeWords(a.Outcome)),
+			Now: m("lesson.watch.now", now),
+			Met: r.Answers[i].Outcome == a.Outcome,
+		})
+	}
+	switch {
+	case r.Met:
+		v.State = "met"
+	case !st.Ready:
+		v.State = "idle"
+	case r.Done:
+		v.State = "differs"
+	default:
+		v.State = "pending"
+	}
+	return v, nil
+}
+
+func totalsWords(charges, total int64) views.Msg {
+	return m("lesson.totals", views.Count{N: charges, Key: "lesson.charges"}, views.Amount(total))
+}
+
+// stepWords says what a lesson's step does.
+func stepWords(a sim.Action) views.Msg {
+	switch a.Kind {
+	case "charge":
+		return m("lesson.step.charge", a.OrderID, views.Amount(a.Amount), m("lesson.fate."+string(a.Fate)))
+	case "retry":
+		return m("lesson.step.retry", m("lesson.fate."+string(a.Fate)))
+	case "race":
+		return m("lesson.step.race", a.N)
+	case "settings":
+		if p := a.Settings; p != nil && p.Protection != nil {
+			return m("lesson.step.protection", m("opt.protection."+string(*p.Protection)))
+		} else if p != nil && p.KeyStrategy != nil {
+			return m("lesson.step.key", m("opt.key."+string(*p.KeyStrategy)))
+		}
+	}
+	return m("lesson.step.other")
+}
+
+func handleLessonChoose(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(c.FormValue("lesson"))
+		if err != nil {
+			return refuse(c, views.M("notice.lesson"))
+		}
+		if err := engine.ChooseLesson(c.Request().Context(), l, n); err != nil {
+			return refuse(c, views.M("notice.lesson"))
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+func handleLessonSetUp(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		if err := engine.SetUpLesson(c.Request().Context(), l); err != nil {
+			return refuseLesson(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+// handleLessonStep takes the step the form names. The form carries the
+// step's number, so a step sent twice (a retried post, two browsers at
+// once) is taken once: the program eats its own cooking.
+func handleLessonStep(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		at, err := strconv.Atoi(c.FormValue("at"))
+		if err != nil {
+			return refuse(c, views.M("notice.lesson-step"))
+		}
+		if _, err := engine.StepLesson(c.Request().Context(), l, at); err != nil {
+			return refuseLesson(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
+
+// refuseLesson says why a lesson's set-up or step was refused.
+func refuseLesson(c echo.Context, err error) error {
+	var se *sim.Error
+	if errors.As(err, &se) && se.Code == sim.EInvalid && len(se.Fields) > 0 && se.Fields[0].Field == "lesson" {
+		if se.Fields[0].Detail == sim.LessonNotSetUp {
+			return refuse(c, views.M("notice.lesson-setup"))
+		}
+		return refuse(c, views.M("notice.lesson"))
+	}
+	return refuseErr(c, err)
+}
+
+// lessonJSON is a lab's lesson as the API shows it.
+type lessonJSON struct {
+	Lesson int    `json:"lesson"` // 0 when none is open
+	Ready  bool   `json:"ready"`
+	Next   int    `json:"next"`  // the next step's number, from 0
+	Steps  int    `json:"steps"` // how many there are
+	State  string `json:"state"` // idle, pending, met, differs
+}
+
+func lessonAnswer(c echo.Context, engine *sim.Engine, l *sim.Lab) error {
+	v, err := lessonView(c.Request().Context(), engine, l)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, lessonJSON{Lesson: v.N, Ready: v.Ready, Next: v.Next, Steps: len(v.Steps), State: v.State})
+}
+
+func handleLessonAPI(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error { return lessonAnswer(c, engine, labOf(c)) }
+}
+
+func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body struct {
+			Lesson *int `json:"lesson"`
+		}
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		if body.Lesson == nil {
+			return sim.Invalid(sim.FieldError{Field: "lesson", Detail: "is required"})
+		}
+		l := labOf(c)
+		if err := engine.ChooseLesson(c.Request().Context(), l, *body.Lesson); err != nil {
+			return err
+		}
+		return lessonAnswer(c, engine, l)
+	}
+}
+
+func handleLessonSetUpAPI(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l := labOf(c)
+		if err := engine.SetUpLesson(c.Request().Context(), l); err != nil {
+			return err
+		}
+		return lessonAnswer(c, engine, l)
+	}
+}
+
+func handleLessonStepAPI(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body struct {
+			At *int `json:"at"`
+		}
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		if body.At == nil {
+			return sim.Invalid(sim.FieldError{Field: "at", Detail: "is required: the number of the step to take, from 0"})
+		}
+		l := labOf(c)
+		if _, err := engine.StepLesson(c.Request().Context(), l, *body.At); err != nil {
+			return err
+		}
+		return lessonAnswer(c, engine, l)
+	}
+}
