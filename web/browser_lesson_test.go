@@ -59,6 +59,16 @@ func TestBrowserLessonsPlay(t *testing.T) {
 				}
 				l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
 			}
+			// The last lesson's end, from the back of the room and on a phone.
+			l.navigate(l.url + "?type=large")
+			l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, "the lesson's outcome after a reload")
+			l.shoot(dir, fmt.Sprintf("lesson-6-%s-large-type-1440x900.png", lang))
+			l.navigate(l.url + "?type=normal")
+			l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
+			l.shoot(dir, fmt.Sprintf("lesson-6-%s-phone-375x812.png", lang))
+			if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
+				t.Errorf("at 375 px wide the page with a lesson open scrolls sideways: %d px wide", w)
+			}
 		})
 	}
 }

@@ -619,6 +619,19 @@ func TestBrowserAxe(t *testing.T) {
 	l.axe(string(src), "empty lab")
 	l.doubleCharge()
 	l.axe(string(src), "after a double charge")
+	for _, lang := range []string{"en", "ru"} {
+		l.navigate(l.url + "?lang=" + lang)
+		l.do(chromedp.Click(chromedp.CSS(`[data-testid="lesson-choose"][value="1"]`)))
+		l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "1"`, "lesson 1 to open")
+		l.axe(string(src), "with lesson 1 open ("+lang+")")
+		l.do(chromedp.Click(tid("lesson-setup")))
+		l.waitJS(`document.querySelector("#lesson-state")?.dataset.ready === "yes"`, "lesson 1 to be set up")
+		l.do(chromedp.Click(tid("lesson-step")))
+		l.waitJS(`document.querySelector("#lesson-state")?.dataset.next === "1"`, "lesson 1's first step")
+		l.axe(string(src), "in lesson 1, after a step ("+lang+")")
+		l.do(chromedp.Click(tid("lesson-close")))
+		l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "0"`, "the lesson to close")
+	}
 }
 
 // screenshotDir is $IDEMLAB_SCREENSHOTS, or idemlab-screenshots in the

@@ -61,9 +61,9 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	api.POST("/compare", handleCompareAPI(engine))
 	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
 	get(api, "/labs/:lab/lesson", handleLessonAPI(engine), lab)
-	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab)
-	api.POST("/labs/:lab/lesson/setup", handleLessonSetUpAPI(engine), lab)
-	api.POST("/labs/:lab/lesson/step", handleLessonStepAPI(engine), lab)
+	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab, once)
+	api.POST("/labs/:lab/lesson/setup", handleLessonSetUpAPI(engine), lab, once)
+	api.POST("/labs/:lab/lesson/step", handleLessonStepAPI(engine), lab, once)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that
