@@ -84,10 +84,18 @@ func TestBrowserChecklistFollowsSettings(t *testing.T) {
 	if got := eval[string](l, answers); got != "yes,yes,no,no" {
 		t.Fatalf("checklist under none/uuid: %s, want yes,yes,no,no", got)
 	}
-	second := l.twin()
+	second := l.twin() // in Russian: each stream renders in its page's language
+	second.navigate(second.url + "?lang=ru")
 	l.setSettings("protection", "replay")
 	for _, tab := range []*labTab{l, second} {
 		tab.waitJS(answers+` === "yes,yes,yes,yes"`, "the checklist to flip under replay")
+	}
+	said := `[...document.querySelectorAll("#checklist li .a strong")].map(s => s.textContent.trim()).join(" ")`
+	if got := eval[string](l, said); got != "✓ Yes. ✓ Yes. ✓ Yes. ✓ Yes." {
+		t.Errorf("English tab: %q", got)
+	}
+	if got := eval[string](second, said); got != "✓ Да. ✓ Да. ✓ Да. ✓ Да." {
+		t.Errorf("Russian tab: %q", got)
 	}
 }
 

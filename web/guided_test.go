@@ -283,3 +283,32 @@ func englishOn(doc *goquery.Document, lab string) []string {
 	}
 	return out
 }
+
+// A page keeps its language when another tab switches the cookie: its live
+// stream (?hl=) and its htmx requests (X-Page-Lang) say which it is, and
+// neither changes the choice that sticks.
+func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	getPage(t, p.client, s.URL+p.path+"?lang=ru", "") // another tab switches to Russian
+	req, _ := http.NewRequest("POST", s.URL+p.path+"/lesson", strings.NewReader(url.Values{"lesson": {"1"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("X-CSRF-Token", p.token)
+	req.Header.Set("X-Page-Lang", "en") // from the English page
+	resp, err := p.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, _ := goquery.NewDocumentFromReader(resp.Body)
+	if got := doc.Find(`[data-testid="lesson-name"]`).Text(); !strings.HasPrefix(got, "Lesson 1") {
+		t.Errorf("the English page's request got %q, want English", got)
+	}
+	if got := getPage(t, p.client, s.URL+p.path, "").Find("html").AttrOr("lang", ""); got != "ru" {
+		t.Errorf("after an English page's request the cookie says %q, want ru still", got)
+	}
+	if src := getPage(t, p.client, s.URL+p.path, "").Find("#live").AttrOr("hx-sse:connect", ""); !strings.HasSuffix(src, "/events?hl=ru") {
+		t.Errorf("the Russian page's stream is %q, want it to ask for Russian", src)
+	}
+}

@@ -16,14 +16,21 @@ const langCookie = "idemlab_lang"
 // first is the one for a browser that asks for neither.
 var langs = []language.Tag{language.English, language.Russian}
 
-// pageLang is the language of a page: ?lang= (which sticks, in a cookie),
-// then the cookie, then the browser's Accept-Language, matched by
+// pageLang is the language of a page: ?lang= (which sticks, in a cookie);
+// then the language of the page a request comes from (its live stream's
+// ?hl=, its htmx requests' X-Page-Lang header), which does not stick; then
+// the cookie; then the browser's Accept-Language, matched by
 // golang.org/x/text/language.
 func pageLang(c echo.Context) views.Lang {
 	switch q := views.Lang(c.QueryParam("lang")); q {
 	case views.English, views.Russian:
 		c.SetCookie(&http.Cookie{Name: langCookie, Value: string(q), Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 		return q
+	}
+	for _, v := range []string{c.QueryParam("hl"), c.Request().Header.Get("X-Page-Lang")} {
+		if l := views.Lang(v); l == views.English || l == views.Russian {
+			return l
+		}
 	}
 	if ck, err := c.Cookie(langCookie); err == nil {
 		if l := views.Lang(ck.Value); l == views.English || l == views.Russian {
