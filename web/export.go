@@ -140,6 +140,16 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			}
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))
+		if l, err := engine.Lab(c.Request().Context(), h.Lab); err == nil {
+			v, err := lessonView(c.Request().Context(), engine, l)
+			if err != nil {
+				return err
+			}
+			if v.N != 0 {
+				head, tail := v.Verdict(lang)
+				fmt.Fprintf(&b, "\n**%s:** %s\n", v.Name(lang), strings.TrimSpace(head+" "+tail))
+			}
+		}
 		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("check.title"))
 		for _, ch := range sim.Checklist(s) {
 			answer := lang.T("check.no")

@@ -89,6 +89,11 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 			if got := text(doc, "lesson-outcome"); !strings.HasPrefix(got, "✓") || !strings.Contains(got, "as in the article") {
 				t.Errorf("the panel says %q; want it to start with ✓ and say \"as in the article\"", got)
 			}
+			// The report taken home says how the lesson went.
+			report := string(s.must(http.StatusOK, "GET", p.path+"/export/report.md", "", "Accept-Language", "ru").Body)
+			if want := fmt.Sprintf("**Урок %d · ", ls.N); !strings.Contains(report, want) || !strings.Contains(report, "как в статье") {
+				t.Errorf("the report has no line %q…как в статье:\n%s", want, report)
+			}
 		})
 	}
 }
