@@ -41,6 +41,19 @@ func readLesson(t *testing.T, doc *goquery.Document) lessonPanel {
 	return lessonPanel{n: num("data-lesson"), next: num("data-next"), steps: num("data-steps"), ready: ready == "yes", state: state}
 }
 
+// submit posts one of the page's forms as a browser without JavaScript
+// does (its token, its fields) and expects to be sent back to the page.
+func (p *page) submit(action string, kv ...string) {
+	p.t.Helper()
+	v := url.Values{"_csrf": {p.token}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	if resp, body := p.post(action, v, false); resp.StatusCode != http.StatusSeeOther {
+		p.t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
+	}
+}
+
 // Each lesson, played step by step through the page's plain forms (no
 // JavaScript), ends as the article says, and the panel says so. The panel
 // is "met" only at the end: no lesson's outcome shows before its last step.
@@ -49,16 +62,7 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 	for _, ls := range sim.Lessons() {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
 			p, _ := openPage(t, s, "")
-			form := func(action string, kv ...string) {
-				t.Helper()
-				v := url.Values{"_csrf": {p.token}}
-				for i := 0; i+1 < len(kv); i += 2 {
-					v.Set(kv[i], kv[i+1])
-				}
-				if resp, body := p.post(p.path+action, v, false); resp.StatusCode != http.StatusSeeOther {
-					t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
-				}
-			}
+			form := func(action string, kv ...string) { t.Helper(); p.submit(p.path+action, kv...) }
 			form("/lesson", "lesson", strconv.Itoa(ls.N))
 			if got := readLesson(t, p.get()); got.n != ls.N || got.ready || got.state != "idle" {
 				t.Fatalf("after choosing: %+v, want lesson %d, not set up, idle", got, ls.N)
@@ -103,16 +107,7 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 func TestGuidedLessonNoticesADifferentOutcome(t *testing.T) {
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
-	post := func(action string, kv ...string) {
-		t.Helper()
-		v := url.Values{"_csrf": {p.token}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			v.Set(kv[i], kv[i+1])
-		}
-		if resp, body := p.post(p.path+action, v, false); resp.StatusCode != http.StatusSeeOther {
-			t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
-		}
-	}
+	post := func(action string, kv ...string) { t.Helper(); p.submit(p.path+action, kv...) }
 	post("/lesson", "lesson", "1")
 	post("/lesson/setup")
 	// The learner turns protection on before the retry: no double charge.
@@ -218,16 +213,7 @@ func TestRussianLessonsHaveNoEnglish(t *testing.T) {
 					t.Errorf("lesson %d, %s: the Russian page shows %q", ls.N, state, w)
 				}
 			}
-			post := func(action string, kv ...string) {
-				t.Helper()
-				v := url.Values{"_csrf": {p.token}}
-				for i := 0; i+1 < len(kv); i += 2 {
-					v.Set(kv[i], kv[i+1])
-				}
-				if resp, body := p.post("/labs/"+lab+action, v, false); resp.StatusCode != http.StatusSeeOther {
-					t.Fatalf("POST %s: %d %s", action, resp.StatusCode, body)
-				}
-			}
+			post := func(action string, kv ...string) { t.Helper(); p.submit("/labs/"+lab+action, kv...) }
 			scan("before the lesson")
 			post("/lesson", "lesson", strconv.Itoa(ls.N))
 			scan("chosen")
