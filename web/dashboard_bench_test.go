@@ -143,3 +143,38 @@ func readAll(resp *http.Response) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// BenchmarkDashboardLessonPlay is lesson 2 played whole from the page by
+// htmx posts, as Play does without its pauses: Set up (settings and a
+// reset), then Step twice (a charge whose answer is lost, and its retry),
+// each answered with the lab's regions, the lesson panel's check included.
+func BenchmarkDashboardLessonPlay(b *testing.B) {
+	s := startServer(b, withDB(b.TempDir()+"/lab.db"))
+	api := s.newLab("")
+	path := "/labs/" + strings.TrimPrefix(api, "/api/v1/labs/")
+	client := &http.Client{}
+	token := pageToken(b, client, s.URL+path)
+	post := func(action string, form url.Values) {
+		req, _ := http.NewRequest("POST", s.URL+path+action, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("HX-Request", "true")
+		req.Header.Set("X-CSRF-Token", token)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if body := readAll(resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, "hx-partial") {
+			b.Fatalf("%s: %d %.200s", action, resp.StatusCode, body)
+		}
+	}
+	post("/lesson", url.Values{"lesson": {"2"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		post("/lesson/setup", nil)
+		post("/lesson/step", url.Values{"at": {"0"}})
+		post("/lesson/step", url.Values{"at": {"1"}})
+	}
+	if l := s.ledger(api); l.Count != 1 {
+		b.Fatalf("lesson 2 ended with %d charges, want 1", l.Count)
+	}
+}
