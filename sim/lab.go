@@ -195,8 +195,13 @@ func (e *Engine) Lab(ctx context.Context, id string) (*Lab, error) {
 	if ok {
 		return l, nil
 	}
-	var raw string
-	err := e.store.r.QueryRowContext(ctx, `SELECT settings FROM labs WHERE id = ?`, id).Scan(&raw)
+	var (
+		raw    string
+		lesson LessonState
+	)
+	err := e.store.r.QueryRowContext(ctx, `
+SELECT l.settings, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
+FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).Scan(&raw, &lesson.N, &lesson.Ready, &lesson.Next)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Errorf(ENotFound, "There is no lab %q.", id)
 	}
@@ -212,7 +217,7 @@ func (e *Engine) Lab(ctx context.Context, id string) (*Lab, error) {
 	if l, ok := e.labs[id]; ok { // another request loaded it meanwhile
 		return l, nil
 	}
-	l = &Lab{ID: id, settings: s}
+	l = &Lab{ID: id, settings: s, lesson: lesson}
 	l.reseed()
 	e.labs[id] = l
 	return l, nil
@@ -269,8 +274,16 @@ func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (S
 }
 
 // Reset empties the lab's payments, idempotency records and history, keeps
-// its settings, and restarts its random source from the seed.
+// its settings, and restarts its random source from the seed. A lesson's
+// step that is running ends first; the lesson must then be set up again.
 func (e *Engine) Reset(ctx context.Context, l *Lab) error {
+	l.steps.Lock()
+	defer l.steps.Unlock()
+	return e.reset(ctx, l)
+}
+
+// reset is Reset for a caller that holds l.steps.
+func (e *Engine) reset(ctx context.Context, l *Lab) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
@@ -278,6 +291,9 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE lab_id = ?`, l.ID); err != nil {
 				return err
 			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?`, l.ID); err != nil {
+			return err
 		}
 		base := l.settings // a scenario starts again here
 		return e.record(ctx, tx, l.ID, Action{Kind: "base", Base: &base})

@@ -163,12 +163,6 @@ func (l *Lab) Lesson() LessonState {
 	return l.lesson
 }
 
-func (l *Lab) setLesson(f func(s *LessonState)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f(&l.lesson)
-}
-
 // ChooseLesson opens lesson n in the lab (0 closes it) without touching its
 // ledger or settings: the learner reads first, then sets it up.
 func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
@@ -182,7 +176,9 @@ func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
 	if l.Lesson().N == n {
 		return nil // a repeated choice changes nothing
 	}
-	l.setLesson(func(s *LessonState) { *s = LessonState{N: n} })
+	if err := e.saveLesson(ctx, l, LessonState{N: n}); err != nil {
+		return err
+	}
 	e.emit(Event{Lab: l.ID, Kind: EventLesson})
 	return nil
 }
@@ -199,10 +195,12 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 	if _, err := e.UpdateSettings(ctx, l, patchTo(ls.Settings)); err != nil {
 		return err
 	}
-	if err := e.Reset(ctx, l); err != nil { // the scenario starts from the lesson's settings
+	if err := e.reset(ctx, l); err != nil { // the scenario starts from the lesson's settings
 		return err
 	}
-	l.setLesson(func(s *LessonState) { s.Ready, s.Next = true, 0 })
+	if err := e.saveLesson(ctx, l, LessonState{N: ls.N, Ready: true}); err != nil {
+		return err
+	}
 	e.emit(Event{Lab: l.ID, Kind: EventLesson})
 	return nil
 }
@@ -231,9 +229,28 @@ func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err 
 	if err := e.replay(ctx, l, a); err != nil {
 		return false, err
 	}
-	l.setLesson(func(s *LessonState) { s.Next++ })
+	st.Next++
+	if err := e.saveLesson(ctx, l, st); err != nil {
+		return true, err
+	}
 	e.emit(Event{Lab: l.ID, Kind: EventLesson})
 	return true, nil
+}
+
+// saveLesson stores where the lab is in its lesson, then keeps it in memory.
+// The caller holds l.steps; l.mu is taken only after the write, never while
+// the connection is held.
+func (e *Engine) saveLesson(ctx context.Context, l *Lab, st LessonState) error {
+	if _, err := e.store.w.ExecContext(ctx, `
+INSERT INTO lab_lessons (lab_id, lesson, ready, next) VALUES (?, ?, ?, ?)
+ON CONFLICT (lab_id) DO UPDATE SET lesson = excluded.lesson, ready = excluded.ready, next = excluded.next`,
+		l.ID, st.N, st.Ready, st.Next); err != nil {
+		return fmt.Errorf("lesson: save the place of %s: %w", l.ID, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lesson = st
+	return nil
 }
 
 // patchTo is the patch that turns any settings into s, apart from the seed.

@@ -82,3 +82,12 @@ CREATE TABLE IF NOT EXISTS lab_actions (
     action TEXT NOT NULL, -- JSON of Action
     PRIMARY KEY (lab_id, seq)
 );
+
+-- lab_lessons is the guided lesson open in a lab and how far it has gone,
+-- so that a restart of the server does not lose a class's place.
+CREATE TABLE IF NOT EXISTS lab_lessons (
+    lab_id TEXT PRIMARY KEY,
+    lesson INTEGER NOT NULL,
+    ready  INTEGER NOT NULL,
+    next   INTEGER NOT NULL
+) WITHOUT ROWID;

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -301,5 +302,31 @@ func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
 	}
 	if src := getPage(t, p.client, s.URL+p.path, "").Find("#live").AttrOr("hx-sse:connect", ""); !strings.HasSuffix(src, "/events?hl=ru") {
 		t.Errorf("the Russian page's stream is %q, want it to ask for Russian", src)
+	}
+}
+
+// A class's place in a lesson survives a restart of the server.
+func TestLessonSurvivesRestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lab.db")
+	a := startServer(t, withDB(db))
+	lab := a.newLab("")
+	a.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":2}`)
+	a.must(http.StatusOK, "POST", lab+"/lesson/setup", "")
+	a.must(http.StatusOK, "POST", lab+"/lesson/step", `{"at":0}`)
+	a.Stop()
+	b := startServer(t, withDB(db))
+	if got := b.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t); got["lesson"] != float64(2) || got["ready"] != true || got["next"] != float64(1) {
+		t.Fatalf("after a restart: %v, want lesson 2, ready, next 1", got)
+	}
+	got := b.must(http.StatusOK, "POST", lab+"/lesson/step", `{"at":1}`).JSON(t)
+	if got["state"] != "met" {
+		t.Errorf("lesson 2 finished after the restart: %v, want met", got)
+	}
+	// A reset keeps the lesson open but asks for a new set-up, and says so after a restart too.
+	b.must(http.StatusNoContent, "POST", lab+"/reset", "")
+	b.Stop()
+	c := startServer(t, withDB(db))
+	if got := c.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t); got["lesson"] != float64(2) || got["ready"] != false || got["next"] != float64(0) {
+		t.Errorf("after a reset and a restart: %v, want lesson 2, not set up, next 0", got)
 	}
 }
