@@ -45,6 +45,8 @@ type Engine struct {
 	mu   sync.Mutex
 	labs map[string]*Lab
 
+	flaters sync.Pool // *flate.Writer, for scenario codes
+
 	self   selfTarget
 	ctx    context.Context // ends when the engine closes
 	cancel context.CancelFunc

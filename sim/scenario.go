@@ -83,11 +83,30 @@ func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
 
 // Encode packs the scenario into a URL-safe string.
 func (sc Scenario) Encode() string {
+	w, _ := flate.NewWriter(nil, flate.BestCompression)
+	return sc.encode(w)
+}
+
+// encode packs the scenario with w, a deflate writer at best compression,
+// which it resets first.
+func (sc Scenario) encode(w *flate.Writer) string {
 	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	w.Reset(&buf)
 	w.Write([]byte(mustJSON(sc)))
 	w.Close()
 	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
+}
+
+// ScenarioCode is sc.Encode with a deflate writer of the engine's: a new
+// writer allocates about a megabyte, and every render of a lab's page
+// encodes its scenario.
+func (e *Engine) ScenarioCode(sc Scenario) string {
+	w, ok := e.flaters.Get().(*flate.Writer)
+	if !ok {
+		w, _ = flate.NewWriter(nil, flate.BestCompression)
+	}
+	defer e.flaters.Put(w)
+	return sc.encode(w)
 }
 
 // DecodeScenario unpacks a scenario, or says why it cannot.

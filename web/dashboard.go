@@ -47,7 +47,7 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	if err != nil {
 		return p, err
 	}
-	p.Scenario, p.Actions = scenarioPath(sc.Encode()), len(sc.Actions)
+	p.Scenario, p.Actions = scenarioPath(engine.ScenarioCode(sc)), len(sc.Actions)
 	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
 		return p, err
 	}

@@ -20,7 +20,7 @@ func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		code := sc.Encode()
+		code := engine.ScenarioCode(sc)
 		return c.JSON(http.StatusOK, map[string]any{"code": code, "url": scenarioPath(code), "actions": len(sc.Actions)})
 	}
 }
