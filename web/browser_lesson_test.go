@@ -64,6 +64,9 @@ func TestBrowserLessonsPlay(t *testing.T) {
 			l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, "the lesson's outcome after a reload")
 			l.shoot(dir, fmt.Sprintf("lesson-6-%s-large-type-1440x900.png", lang))
 			l.navigate(l.url + "?type=normal")
+			l.colorScheme("dark")
+			l.shoot(dir, fmt.Sprintf("lesson-6-%s-dark-1440x900.png", lang))
+			l.colorScheme("")
 			l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 			l.shoot(dir, fmt.Sprintf("lesson-6-%s-phone-375x812.png", lang))
 			if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
