@@ -122,7 +122,7 @@ var pageMessages = map[string]message{
 	// the API's problem pages
 	"problems.all":   {"All problem types", "Все типы ошибок"},
 	"problems.title": {"Problem types of the API", "Типы ошибок API"},
-	"problems.intro": {"Errors of the API are application/problem+json (RFC 9457). Their type is one of these pages.", "Ошибки API приходят как application/problem+json (RFC 9457). Их поле type — одна из этих страниц."},
+	"problems.intro": {"Errors of the API are `application/problem+json` (RFC 9457). Their `type` is one of these pages.", "Ошибки API приходят как `application/problem+json` (RFC 9457). Их поле `type` — одна из этих страниц."},
 
 	// the selects
 	"opt.protection.none":              {"none — plain INSERT", "нет — обычный INSERT"},

@@ -233,7 +233,7 @@ var russianNames = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`Idempotency Lab English COMMIT INSERT SELECT UNIQUE ON CONFLICT DO NOTHING SQL
 		UUID uuid SHA JSON CSV Markdown HTTP ok none check then insert unique on conflict replay per request natural hash
-		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF`) {
+		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF API RFC`) {
 		m[strings.ToLower(w)] = true
 	}
 	return m
@@ -246,9 +246,10 @@ var (
 )
 
 // englishOn lists the English words and catalog keys a person reads on the
-// page: its text and the attributes that are read out or shown.
+// page: its text and the attributes that are read out or shown. Code
+// (identifiers, header names, media types) is names, not words.
 func englishOn(doc *goquery.Document, lab string) []string {
-	doc.Find("script, style, noscript").Remove()
+	doc.Find("script, style, noscript, code, pre, kbd, samp").Remove()
 	var parts []string // every text node apart: words must not run together
 	doc.Find("body *").Contents().Each(func(_ int, n *goquery.Selection) {
 		if goquery.NodeName(n) == "#text" {
@@ -329,4 +330,37 @@ func TestLessonSurvivesRestart(t *testing.T) {
 	if got := c.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t); got["lesson"] != float64(2) || got["ready"] != false || got["next"] != float64(0) {
 		t.Errorf("after a reset and a restart: %v, want lesson 2, not set up, next 0", got)
 	}
+}
+
+// The other pages a Russian reader meets speak Russian too: the side-by-side
+// grid and the problem pages the API's errors link to.
+func TestRussianOtherPagesHaveNoEnglish(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	getPage(t, p.client, s.URL+p.path+"?lang=ru", "")
+	resp, body := p.post("/compare", url.Values{"_csrf": {p.token}}, false)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("compare: %d %.300s", resp.StatusCode, body)
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range englishOn(doc, "") {
+		t.Errorf("the Russian side-by-side page shows %q", w)
+	}
+	index := getPage(t, p.client, s.URL+"/problems", "")
+	pages := index.Find(`main a[href^="/problems/"]`)
+	if pages.Length() == 0 {
+		t.Fatal("the problems index links to no problem page")
+	}
+	for _, w := range englishOn(index, "") {
+		t.Errorf("/problems shows %q", w)
+	}
+	pages.Each(func(_ int, a *goquery.Selection) {
+		href := a.AttrOr("href", "")
+		for _, w := range englishOn(getPage(t, p.client, s.URL+href, ""), "") {
+			t.Errorf("%s shows %q", href, w)
+		}
+	})
 }

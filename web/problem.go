@@ -26,35 +26,35 @@ type problemType struct {
 // The problem types of the API, one per way a request can fail.
 var (
 	probValidation = problemType{"validation-error", http.StatusBadRequest, "The request is not valid",
-		"A field of the request is missing, of the wrong type or out of its range. The errors member lists every field and what is wrong with it. Nothing was written: fix the request and send it again.",
-		"Запрос составлен неверно", "Поле запроса отсутствует, имеет неверный тип или выходит за допустимые границы. В поле errors перечислены все такие поля и что с каждым не так. Ничего не записано: исправьте запрос и отправьте его снова."}
+		"A field of the request is missing, of the wrong type or out of its range. The `errors` member lists every field and what is wrong with it. Nothing was written: fix the request and send it again.",
+		"Запрос составлен неверно", "Поле запроса отсутствует, имеет неверный тип или выходит за допустимые границы. В поле `errors` перечислены все такие поля и что с каждым не так. Ничего не записано: исправьте запрос и отправьте его снова."}
 	probKeyMissing = problemType{"idempotency-key-missing", http.StatusBadRequest, "Idempotency-Key header required",
-		"Under the replay protection the charge endpoint only accepts requests that carry an Idempotency-Key header. Without a key the server cannot tell a retry from a new purchase, so it refuses rather than risk charging twice. Generate a key once per operation (a UUID) and send it with every retry.",
-		"Нужен заголовок Idempotency-Key", "При защите replay эндпоинт списания принимает только запросы с заголовком Idempotency-Key. Без ключа сервер не отличит повтор от новой покупки, поэтому отказывает, а не рискует списать дважды. Генерируйте ключ один раз на операцию (UUID) и отправляйте его с каждым повтором."}
+		"Under the replay protection the charge endpoint only accepts requests that carry an `Idempotency-Key` header. Without a key the server cannot tell a retry from a new purchase, so it refuses rather than risk charging twice. Generate a key once per operation (a UUID) and send it with every retry.",
+		"Нужен заголовок Idempotency-Key", "При защите replay эндпоинт списания принимает только запросы с заголовком `Idempotency-Key`. Без ключа сервер не отличит повтор от новой покупки, поэтому отказывает, а не рискует списать дважды. Генерируйте ключ один раз на операцию (UUID) и отправляйте его с каждым повтором."}
 	probKeyReused = problemType{"idempotency-key-reused", http.StatusUnprocessableEntity, "Idempotency key reused with a different request",
 		"This key was first used with a different request body. A key names one operation: the server keeps the first request's fingerprint and refuses any other body under the same key, as Stripe and the IETF Idempotency-Key draft do. Use a new key for a new operation.",
 		"Ключ уже использован с другим запросом", "Этот ключ впервые пришёл с другим телом запроса. Ключ обозначает одну операцию: сервер хранит отпечаток первого запроса и отклоняет любое другое тело с тем же ключом — так делают Stripe и черновик IETF Idempotency-Key. Для новой операции нужен новый ключ."}
 	probInFlight = problemType{"request-in-flight", http.StatusConflict, "A request with this key is still in flight",
-		"The first request with this key is still being processed. Retry after the number of seconds in the Retry-After header: you will then get its stored answer. If the first request crashed, its claim expires after the lab's lock timeout and the key can be used again.",
-		"Запрос с этим ключом ещё выполняется", "Первый запрос с этим ключом ещё обрабатывается. Повторите через столько секунд, сколько указано в заголовке Retry-After: тогда придёт его сохранённый ответ. Если первый запрос упал, его захват истечёт через таймаут блокировки лаборатории, и ключ снова можно будет использовать."}
+		"The first request with this key is still being processed. Retry after the number of seconds in the `Retry-After` header: you will then get its stored answer. If the first request crashed, its claim expires after the lab's lock timeout and the key can be used again.",
+		"Запрос с этим ключом ещё выполняется", "Первый запрос с этим ключом ещё обрабатывается. Повторите через столько секунд, сколько указано в заголовке `Retry-After`: тогда придёт его сохранённый ответ. Если первый запрос упал, его захват истечёт через таймаут блокировки лаборатории, и ключ снова можно будет использовать."}
 	probNotFound = problemType{"not-found", http.StatusNotFound, "Not found",
 		"There is no such lab, operation, payment or page. Lab ids are long random strings: check that the address was copied whole.",
 		"Не найдено", "Такой лаборатории, операции, платежа или страницы нет. Идентификаторы лабораторий — длинные случайные строки: проверьте, что адрес скопирован целиком."}
 	probMethod = problemType{"method-not-allowed", http.StatusMethodNotAllowed, "Method not allowed",
-		"This address exists but does not accept this HTTP method. The Allow header lists the methods it does accept.",
-		"Метод не разрешён", "Этот адрес существует, но не принимает такой HTTP-метод. Заголовок Allow перечисляет разрешённые методы."}
+		"This address exists but does not accept this HTTP method. The `Allow` header lists the methods it does accept.",
+		"Метод не разрешён", "Этот адрес существует, но не принимает такой HTTP-метод. Заголовок `Allow` перечисляет разрешённые методы."}
 	probTooLarge = problemType{"body-too-large", http.StatusRequestEntityTooLarge, "Request body too large",
 		"Request bodies are limited to 64 KiB. A charge request is a few dozen bytes: a larger body is a mistake or an attack.",
 		"Слишком большое тело запроса", "Тело запроса ограничено 64 КиБ. Запрос на списание занимает несколько десятков байт: тело больше — ошибка или атака."}
 	probMediaType = problemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type",
-		"The API reads JSON only: send the body with the header Content-Type: application/json.",
-		"Неподдерживаемый тип содержимого", "API принимает только JSON: отправляйте тело с заголовком Content-Type: application/json."}
+		"The API reads JSON only: send the body with the header `Content-Type: application/json`.",
+		"Неподдерживаемый тип содержимого", "API принимает только JSON: отправляйте тело с заголовком `Content-Type: application/json`."}
 	probCSRF = problemType{"csrf-token-invalid", http.StatusForbidden, "Form token missing or stale",
 		"Forms of the lab carry a token that proves they come from the lab's own page, so that another site cannot make your browser post to the lab. The token was missing or did not match: reload the page and send the form again.",
 		"Токен формы отсутствует или устарел", "Формы лаборатории несут токен, который доказывает, что они отправлены с её собственной страницы, — чтобы чужой сайт не мог отправить форму от имени вашего браузера. Токена нет или он не совпал: обновите страницу и отправьте форму снова."}
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
-		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (curl) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
-		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (curl) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
+		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
+		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
 	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
 		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe.",
 		"Внутренняя ошибка сервера", "Внутри лаборатории что-то пошло не так; это записано в журнал. Запрос можно повторить — с Idempotency-Key это всегда безопасно."}
