@@ -29,13 +29,14 @@ type Event struct {
 	Lab       string
 	Kind      EventKind
 	At        time.Time
-	Outcome   Outcome    // EventCharge
-	Payment   *Payment   // EventCharge, when a payment was written or replayed
-	Key       *string    // EventCharge
-	OrderID   string     // EventCharge
-	Operation *Operation // EventOperation, EventAttempt
-	Attempt   *Attempt   // EventAttempt
-	Late      bool       // EventAttempt: an answer that came after the client gave up
-	Settings  *Settings  // EventSettings
-	Retry     *RetryWait // EventRetry
+	Outcome   Outcome      // EventCharge
+	Payment   *Payment     // EventCharge, when a payment was written or replayed
+	Key       *string      // EventCharge
+	OrderID   string       // EventCharge
+	Operation *Operation   // EventOperation, EventAttempt
+	Attempt   *Attempt     // EventAttempt
+	Late      bool         // EventAttempt: an answer that came after the client gave up
+	Settings  *Settings    // EventSettings
+	Retry     *RetryWait   // EventRetry
+	Lesson    *LessonState // EventLesson: where the lab is in its lesson now
 }

@@ -51,10 +51,11 @@ func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
 	if l.Lesson().N == n {
 		return nil // a repeated choice changes nothing
 	}
-	if err := e.saveLesson(ctx, l, LessonState{N: n}); err != nil {
+	st := LessonState{N: n}
+	if err := e.saveLesson(ctx, l, st); err != nil {
 		return err
 	}
-	e.emit(Event{Lab: l.ID, Kind: EventLesson})
+	e.emit(Event{Lab: l.ID, Kind: EventLesson, Lesson: &st})
 	return nil
 }
 
@@ -73,10 +74,11 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 	if err := e.reset(ctx, l); err != nil { // the scenario starts from the lesson's settings
 		return err
 	}
-	if err := e.saveLesson(ctx, l, LessonState{N: ls.N, Ready: true}); err != nil {
+	st := LessonState{N: ls.N, Ready: true}
+	if err := e.saveLesson(ctx, l, st); err != nil {
 		return err
 	}
-	e.emit(Event{Lab: l.ID, Kind: EventLesson})
+	e.emit(Event{Lab: l.ID, Kind: EventLesson, Lesson: &st})
 	return nil
 }
 
@@ -108,7 +110,7 @@ func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err 
 	if err := e.saveLesson(ctx, l, st); err != nil {
 		return true, err
 	}
-	e.emit(Event{Lab: l.ID, Kind: EventLesson})
+	e.emit(Event{Lab: l.ID, Kind: EventLesson, Lesson: &st})
 	return true, nil
 }
 

@@ -9,6 +9,9 @@ var logMessages = map[string]message{
 	"log.operation": {"New operation: charge %s %s (%s).", "Новая операция: списать %[2]s за заказ %[1]s (%[3]s)."},
 	"log.late":      {"Attempt %d: its answer arrived after the client had given up; the server %s.", "Попытка %d: ответ пришёл, когда клиент уже перестал ждать; сервер %s."},
 
+	"log.lesson.open":     {"Lesson %d opened: %s.", "Открыт урок %d: %s."},
+	"log.lesson.setup":    {"Lesson %d set up: %s. Its settings are on, the ledger is empty.", "Урок %d подготовлен: %s. Его настройки включены, журнал платежей пуст."},
+	"log.lesson.closed":   {"The lesson was closed.", "Урок закрыт."},
 	"log.did.charged":     {"charged (a new payment)", "списал деньги (новый платёж)"},
 	"log.did.duplicate":   {"refused a second payment for this key (duplicate)", "не стал списывать второй раз по этому ключу (дубликат)"},
 	"log.did.replayed":    {"replayed the first answer", "повторил первый ответ"},

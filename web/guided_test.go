@@ -69,6 +69,9 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 				t.Fatalf("after choosing: %+v, want lesson %d, not set up, idle", got, ls.N)
 			}
 			form("/lesson/setup")
+			if got := text(p.get(), "event-log"); !strings.Contains(got, fmt.Sprintf("Lesson %d set up", ls.N)) {
+				t.Errorf("the event log after Set up says %q; want it to name the lesson", got)
+			}
 			api := "/api/v1/labs/" + path.Base(p.path)
 			settings := s.must(http.StatusOK, "GET", api+"/settings", "").JSON(t)
 			if settings["protection"] != string(ls.Settings.Protection) || settings["key_strategy"] != string(ls.Settings.KeyStrategy) {

@@ -41,6 +41,8 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		}
 	case sim.EventCharge:
 		return []logText{{"server", chargeText(ev)}}
+	case sim.EventLesson:
+		return lessonText(ev.Lesson)
 	}
 	return nil
 }
@@ -131,3 +133,17 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 }
 
 func str(v any) string { return fmt.Sprint(v) }
+
+// lessonText tells the class which lesson the lab opened or set up; the
+// steps themselves are told by the client's and the server's lines.
+func lessonText(st *sim.LessonState) []logText {
+	switch {
+	case st == nil || st.Next > 0:
+		return nil
+	case st.N == 0:
+		return []logText{{"lab", m("log.lesson.closed")}}
+	case st.Ready:
+		return []logText{{"lab", m("log.lesson.setup", st.N, m(fmt.Sprintf("lesson.%d.title", st.N)))}}
+	}
+	return []logText{{"lab", m("log.lesson.open", st.N, m(fmt.Sprintf("lesson.%d.title", st.N)))}}
+}
