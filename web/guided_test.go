@@ -139,10 +139,18 @@ func TestLessonStepIsTakenOnce(t *testing.T) {
 	for range 8 {
 		go func() { done <- s.do("POST", lab+"/lesson/step", `{"at":0}`) }()
 	}
+	taken := 0
 	for range 8 {
-		if r := <-done; r.Status != http.StatusOK {
-			t.Errorf("step: %d %s", r.Status, r.Body)
+		r := <-done
+		if r.Status != http.StatusOK {
+			t.Fatalf("step: %d %s", r.Status, r.Body)
 		}
+		if r.JSON(t)["taken"] == true {
+			taken++
+		}
+	}
+	if taken != 1 {
+		t.Errorf("%d of 8 copies say they took the step, want 1", taken)
 	}
 	got := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)
 	if got["next"] != float64(1) {

@@ -156,18 +156,21 @@ type lessonJSON struct {
 	Next   int    `json:"next"`  // the next step's number, from 0
 	Steps  int    `json:"steps"` // how many there are
 	State  string `json:"state"` // idle, pending, met, differs
+	// Taken, in the answer to a step, says whether this request took it
+	// (false: the step was taken already, or the lesson is over).
+	Taken *bool `json:"taken,omitempty"`
 }
 
-func lessonAnswer(c echo.Context, engine *sim.Engine, l *sim.Lab) error {
+func lessonAnswer(c echo.Context, engine *sim.Engine, l *sim.Lab, taken *bool) error {
 	v, err := lessonView(c.Request().Context(), engine, l)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, lessonJSON{Lesson: v.N, Ready: v.Ready, Next: v.Next, Steps: len(v.Steps), State: v.State})
+	return c.JSON(http.StatusOK, lessonJSON{Lesson: v.N, Ready: v.Ready, Next: v.Next, Steps: len(v.Steps), State: v.State, Taken: taken})
 }
 
 func handleLessonAPI(engine *sim.Engine) echo.HandlerFunc {
-	return func(c echo.Context) error { return lessonAnswer(c, engine, labOf(c)) }
+	return func(c echo.Context) error { return lessonAnswer(c, engine, labOf(c), nil) }
 }
 
 func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
@@ -185,7 +188,7 @@ func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
 		if err := engine.ChooseLesson(c.Request().Context(), l, *body.Lesson); err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l)
+		return lessonAnswer(c, engine, l, nil)
 	}
 }
 
@@ -195,7 +198,7 @@ func handleLessonSetUpAPI(engine *sim.Engine) echo.HandlerFunc {
 		if err := engine.SetUpLesson(c.Request().Context(), l); err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l)
+		return lessonAnswer(c, engine, l, nil)
 	}
 }
 
@@ -211,9 +214,10 @@ func handleLessonStepAPI(engine *sim.Engine) echo.HandlerFunc {
 			return sim.Invalid(sim.FieldError{Field: "at", Detail: "is required: the number of the step to take, from 0"})
 		}
 		l := labOf(c)
-		if _, err := engine.StepLesson(c.Request().Context(), l, *body.At); err != nil {
+		taken, err := engine.StepLesson(c.Request().Context(), l, *body.At)
+		if err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l)
+		return lessonAnswer(c, engine, l, &taken)
 	}
 }
