@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,5 +93,31 @@ func TestPageOffersTheScenario(t *testing.T) {
 	}
 	if want := s.must(http.StatusOK, "GET", api+"/scenario", "").JSON(t)["url"]; after != want {
 		t.Errorf("page link %q, API %q", after, want)
+	}
+}
+
+// A played lesson is a scenario like any other: its link rebuilds the same
+// ledger, because the steps went through the lab's ordinary actions.
+func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
+	s := startServer(t)
+	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, ls := range sim.Lessons() {
+		a := s.newLab("")
+		s.must(http.StatusOK, "POST", a+"/lesson", fmt.Sprintf(`{"lesson":%d}`, ls.N))
+		s.must(http.StatusOK, "POST", a+"/lesson/setup", "")
+		for i := range ls.Steps {
+			s.must(http.StatusOK, "POST", a+"/lesson/step", fmt.Sprintf(`{"at":%d}`, i))
+		}
+		url := s.must(http.StatusOK, "GET", a+"/scenario", "").JSON(t)["url"].(string)
+		resp, err := fresh.Get(s.URL + url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		b := "/api/v1/labs/" + strings.TrimPrefix(resp.Header.Get("Location"), "/labs/")
+		ignore := cmpopts.IgnoreFields(sim.Payment{}, "ID", "CreatedAt")
+		if d := cmp.Diff(s.ledger(a), s.ledger(b), ignore); d != "" {
+			t.Errorf("lesson %d: the rebuilt ledger differs (-played +rebuilt):\n%s", ls.N, d)
+		}
 	}
 }
