@@ -110,4 +110,17 @@ func TestBrowserLessonPauseAndStep(t *testing.T) {
 	if got := l.text("total-count"); got != "1" {
 		t.Errorf("after two steps of lesson 5 (the second purchase refused): total-count %q, want 1", got)
 	}
+	// Play goes on from there to the end; at the end, Play plays it again.
+	l.choose("lesson-speed", "500")
+	l.do(chromedp.Click(tid("lesson-play")))
+	met := `document.querySelector('[data-testid="lesson-outcome"]').dataset.state === "met" && document.querySelector("#lesson-state").dataset.next === "8"`
+	if !l.poll(met, 30*time.Second) {
+		t.Fatalf("Play did not finish lesson 5: %q\n%s", l.text("lesson-outcome"), l.state())
+	}
+	l.waitJS(`!document.querySelector('[data-testid="lesson-play"]').disabled`, "Play to stop at the end")
+	l.do(chromedp.Click(tid("lesson-play")))
+	l.waitJS(`document.querySelector("#lesson-state").dataset.next === "0"`, "Play at the end to set the lesson up again")
+	if !l.poll(met, 30*time.Second) {
+		t.Fatalf("Play did not replay lesson 5: %q\n%s", l.text("lesson-outcome"), l.state())
+	}
 }
