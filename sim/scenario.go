@@ -81,6 +81,10 @@ func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
 	return sc, rows.Err()
 }
 
+// Shareable reports whether the scenario fits in a link: a code carries at
+// most MaxScenarioActions actions (DecodeScenario refuses more).
+func (sc Scenario) Shareable() bool { return len(sc.Actions) <= MaxScenarioActions }
+
 // Encode packs the scenario into a URL-safe string.
 func (sc Scenario) Encode() string {
 	w, _ := flate.NewWriter(nil, flate.BestCompression)

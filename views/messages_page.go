@@ -103,9 +103,10 @@ var pageMessages = map[string]message{
 	"compare.button":         {"Compare all settings side by side", "Сравнить все настройки рядом"},
 
 	// scenarios
-	"scenario.link":    {"Link to this scenario", "Ссылка на этот сценарий"},
-	"scenario.count":   {"(settings, seed and %d %s: opening it rebuilds the same ledger)", "(настройки, зерно и %d %s: по ней строится такой же журнал)"},
-	"scenario.actions": {"action|actions", "действие|действия|действий"},
+	"scenario.link":     {"Link to this scenario", "Ссылка на этот сценарий"},
+	"scenario.count":    {"(settings, seed and %d %s: opening it rebuilds the same ledger)", "(настройки, зерно и %d %s: по ней строится такой же журнал)"},
+	"scenario.too-long": {"This lab has %d %s since its last reset, more than a scenario link carries (%d): reset it to start a scenario you can share.", "В этой лаборатории %d %s с последнего сброса — больше, чем вмещает ссылка на сценарий (%d): сбросьте её, чтобы начать сценарий, которым можно поделиться."},
+	"scenario.actions":  {"action|actions", "действие|действия|действий"},
 
 	// take it home
 	"export.title":     {"Take it home", "Забрать с собой"},

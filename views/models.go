@@ -15,9 +15,11 @@ type LabPage struct {
 	Notice   Msg    // a message for the person who acted (a refused form)
 	Large    bool   // large type, for the back of the room
 	Checks   []Check
-	Scenario string // the address that rebuilds this lab: settings, seed and actions
+	Scenario string // the address that rebuilds this lab; "" when it has too many actions
 	Actions  int    // how many actions the scenario holds
-	Lesson   LessonView
+	// MaxActions is how many actions a scenario link carries at most.
+	MaxActions int
+	Lesson     LessonView
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.

@@ -47,7 +47,10 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	if err != nil {
 		return p, err
 	}
-	p.Scenario, p.Actions = scenarioPath(engine.ScenarioCode(sc)), len(sc.Actions)
+	p.Actions, p.MaxActions = len(sc.Actions), sim.MaxScenarioActions
+	if sc.Shareable() { // a longer one would give a link that cannot be opened
+		p.Scenario = scenarioPath(engine.ScenarioCode(sc))
+	}
 	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
 		return p, err
 	}

@@ -20,8 +20,12 @@ func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		code := engine.ScenarioCode(sc)
-		return c.JSON(http.StatusOK, map[string]any{"code": code, "url": scenarioPath(code), "actions": len(sc.Actions)})
+		out := map[string]any{"code": nil, "url": nil, "actions": len(sc.Actions), "max_actions": sim.MaxScenarioActions}
+		if sc.Shareable() { // else no link: it could not be opened
+			code := engine.ScenarioCode(sc)
+			out["code"], out["url"] = code, scenarioPath(code)
+		}
+		return c.JSON(http.StatusOK, out)
 	}
 }
 

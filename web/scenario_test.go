@@ -121,3 +121,28 @@ func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
 		}
 	}
 }
+
+// A lab with more actions than a link carries offers no link that would
+// fail: the page says why and how to start anew, the API gives no code.
+func TestScenarioTooLongForALink(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	for i := range sim.MaxScenarioActions + 1 {
+		s.must(http.StatusOK, "PATCH", lab+"/settings", fmt.Sprintf(`{"check_gap_ms":%d}`, i%50))
+	}
+	got := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t)
+	if got["url"] != nil || got["code"] != nil || got["actions"] != float64(sim.MaxScenarioActions+1) {
+		t.Errorf("scenario of %d actions: %v, want no code nor url", sim.MaxScenarioActions+1, got)
+	}
+	doc := getPage(t, http.DefaultClient, s.URL+"/labs/"+strings.TrimPrefix(lab, "/api/v1/labs/"), "en")
+	if n := doc.Find(`[data-testid="scenario-link"]`).Length(); n != 0 {
+		t.Errorf("the page offers %d scenario links that could not be opened", n)
+	}
+	if txt := doc.Find("#scenario").Text(); !strings.Contains(txt, "more than a scenario link carries") {
+		t.Errorf("the page says %q about its scenario", txt)
+	}
+	s.must(http.StatusNoContent, "POST", lab+"/reset", "")
+	if got := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t); got["url"] == nil {
+		t.Errorf("after a reset the lab still has no link: %v", got)
+	}
+}
