@@ -19,6 +19,9 @@ const (
 // Langs lists the languages, in the order the switch offers them.
 var Langs = []Lang{Russian, English}
 
+// Known reports whether l is a language of the lab.
+func (l Lang) Known() bool { return l == English || l == Russian }
+
 // Name is the language's name in itself.
 func (l Lang) Name() string {
 	if l == Russian {

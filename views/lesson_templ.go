@@ -999,6 +999,9 @@ func (v LessonView) Name(l Lang) string {
 
 func lessonKey(n int, part string) string { return "lesson." + itoa(n) + "." + part }
 
+// LessonTitle is the title of lesson n, to be said in the reader's language.
+func LessonTitle(n int) Msg { return M(lessonKey(n, "title")) }
+
 func trueFalse(b bool) string {
 	if b {
 		return "true"

@@ -22,18 +22,17 @@ var langs = []language.Tag{language.English, language.Russian}
 // the cookie; then the browser's Accept-Language, matched by
 // golang.org/x/text/language.
 func pageLang(c echo.Context) views.Lang {
-	switch q := views.Lang(c.QueryParam("lang")); q {
-	case views.English, views.Russian:
+	if q := views.Lang(c.QueryParam("lang")); q.Known() {
 		c.SetCookie(&http.Cookie{Name: langCookie, Value: string(q), Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 		return q
 	}
 	for _, v := range []string{c.QueryParam("hl"), c.Request().Header.Get("X-Page-Lang")} {
-		if l := views.Lang(v); l == views.English || l == views.Russian {
+		if l := views.Lang(v); l.Known() {
 			return l
 		}
 	}
 	if ck, err := c.Cookie(langCookie); err == nil {
-		if l := views.Lang(ck.Value); l == views.English || l == views.Russian {
+		if l := views.Lang(ck.Value); l.Known() {
 			return l
 		}
 	}

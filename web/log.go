@@ -143,7 +143,7 @@ func lessonText(st *sim.LessonState) []logText {
 	case st.N == 0:
 		return []logText{{"lab", m("log.lesson.closed")}}
 	case st.Ready:
-		return []logText{{"lab", m("log.lesson.setup", st.N, m(fmt.Sprintf("lesson.%d.title", st.N)))}}
+		return []logText{{"lab", m("log.lesson.setup", st.N, views.LessonTitle(st.N))}}
 	}
-	return []logText{{"lab", m("log.lesson.open", st.N, m(fmt.Sprintf("lesson.%d.title", st.N)))}}
+	return []logText{{"lab", m("log.lesson.open", st.N, views.LessonTitle(st.N))}}
 }
