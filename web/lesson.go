@@ -98,7 +98,7 @@ func handleLessonChoose(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 			return refuse(c, views.M("notice.lesson"))
 		}
 		if err := engine.ChooseLesson(c.Request().Context(), l, n); err != nil {
-			return refuse(c, views.M("notice.lesson"))
+			return refuseLesson(c, err)
 		}
 		return answer(c, engine, hub, l)
 	}
