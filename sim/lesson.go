@@ -10,8 +10,11 @@ import (
 // LessonNotSetUp is why a step is refused before the lesson is set up.
 const LessonNotSetUp = "must be set up first"
 
+// LessonNotChosen is why a step or a set-up is refused when no lesson is open.
+const LessonNotChosen = "must be chosen first"
+
 // errNoLesson refuses a step or a set-up when no lesson is open.
-var errNoLesson = Invalid(FieldError{Field: "lesson", Detail: "must be chosen first"})
+var errNoLesson = Invalid(FieldError{Field: "lesson", Detail: LessonNotChosen})
 
 // LessonNumber returns lesson n, or an EInvalid error.
 func LessonNumber(n int) (Lesson, error) {

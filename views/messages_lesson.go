@@ -83,9 +83,10 @@ var lessonMessages = map[string]message{
 		"Идемпотентность значит, что повтор безопасен, а не что он ничего не делает. UNIQUE сохраняет верный учёт, но повтор получает «дубликат» вместо ответа, который клиент потерял. Если хранить первый ответ вместе с ключом — как делают Stripe и черновик IETF, — тот же самый ответ придёт ещё раз, с пометкой Idempotent-Replayed.",
 	},
 
-	"notice.lesson":       {"Choose one of the lessons first.", "Сначала выберите урок."},
-	"notice.lesson-setup": {"Press Set up first: the lesson starts from its own settings.", "Сначала нажмите «Подготовить»: урок начинается со своих настроек."},
-	"notice.lesson-step":  {"This step could not be read: reload the page.", "Не удалось прочитать шаг: обновите страницу."},
-	"keys.play":           {"play or pause the lesson", "пуск или пауза урока"},
-	"keys.step":           {"the lesson's next step", "следующий шаг урока"},
+	"notice.lesson":        {"Choose one of the lessons first.", "Сначала выберите урок."},
+	"notice.lesson-number": {"There is no such lesson: the lessons are 1 to %d.", "Такого урока нет: уроки — с 1 по %d."},
+	"notice.lesson-setup":  {"Press Set up first: the lesson starts from its own settings.", "Сначала нажмите «Подготовить»: урок начинается со своих настроек."},
+	"notice.lesson-step":   {"This step could not be read: reload the page.", "Не удалось прочитать шаг: обновите страницу."},
+	"keys.play":            {"play or pause the lesson", "пуск или пауза урока"},
+	"keys.step":            {"the lesson's next step", "следующий шаг урока"},
 }

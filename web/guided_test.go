@@ -204,6 +204,12 @@ func TestLessonRefusals(t *testing.T) {
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Choose one of the lessons first") {
 		t.Errorf("step form without a lesson: %d %s", resp.StatusCode, body)
 	}
+	for _, n := range []string{"9", "-1", "one", ""} {
+		resp, body := p.post(p.path+"/lesson", url.Values{"_csrf": {p.token}, "lesson": {n}}, true)
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "the lessons are 1 to 6") {
+			t.Errorf("lesson form with %q: %d %s", n, resp.StatusCode, body)
+		}
+	}
 }
 
 // A Russian reader meets no English in any state of any lesson: the page

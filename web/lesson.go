@@ -95,7 +95,7 @@ func handleLessonChoose(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		n, err := strconv.Atoi(c.FormValue("lesson"))
 		if err != nil {
-			return refuse(c, views.M("notice.lesson"))
+			return refuse(c, views.M("notice.lesson-number", len(sim.Lessons())))
 		}
 		if err := engine.ChooseLesson(c.Request().Context(), l, n); err != nil {
 			return refuseLesson(c, err)
@@ -141,10 +141,13 @@ func handleLessonStep(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 func refuseLesson(c echo.Context, err error) error {
 	var se *sim.Error
 	if errors.As(err, &se) && se.Code == sim.EInvalid && len(se.Fields) > 0 && se.Fields[0].Field == "lesson" {
-		if se.Fields[0].Detail == sim.LessonNotSetUp {
+		switch se.Fields[0].Detail {
+		case sim.LessonNotSetUp:
 			return refuse(c, views.M("notice.lesson-setup"))
+		case sim.LessonNotChosen:
+			return refuse(c, views.M("notice.lesson"))
 		}
-		return refuse(c, views.M("notice.lesson"))
+		return refuse(c, views.M("notice.lesson-number", len(sim.Lessons())))
 	}
 	return refuseErr(c, err)
 }
