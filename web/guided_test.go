@@ -94,6 +94,19 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 			if got := text(doc, "total-count"); got != strconv.FormatInt(ls.Expect.Charges, 10) {
 				t.Errorf("total-count %q, want %d", got, ls.Expect.Charges)
 			}
+			// The total's text is the bare number; its thousands are set apart
+			// by the stylesheet, in spans.
+			total := doc.Find(`[data-testid="total-amount"]`)
+			if html, _ := total.Html(); total.Text() != strconv.FormatInt(ls.Expect.Total, 10) || !strings.Contains(html, `<span class="grp">`) {
+				t.Errorf("total-amount %q (%s), want the bare number with its groups in spans", total.Text(), html)
+			}
+			// An order charged twice for one purchase is money taken twice; an
+			// order charged once for each of its purchases (lesson 5) is not.
+			alert := text(doc, "double-charge-alert")
+			want := map[int]string{1: "too much", 3: "too much", 4: "too much", 5: "no purchase was charged twice"}[ls.N]
+			if (want == "") != (alert == "") || !strings.Contains(alert, want) {
+				t.Errorf("double-charge alert %q, want one saying %q", alert, want)
+			}
 			if got := text(doc, "lesson-outcome"); !strings.HasPrefix(got, "✓") || !strings.Contains(got, "as in the article") {
 				t.Errorf("the panel says %q; want it to start with ✓ and say \"as in the article\"", got)
 			}
@@ -318,8 +331,12 @@ func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
 	if got := getPage(t, p.client, s.URL+p.path, "").Find("html").AttrOr("lang", ""); got != "ru" {
 		t.Errorf("after an English page's request the cookie says %q, want ru still", got)
 	}
-	if src := getPage(t, p.client, s.URL+p.path, "").Find("#live").AttrOr("hx-sse:connect", ""); !strings.HasSuffix(src, "/events?hl=ru") {
+	doc = getPage(t, p.client, s.URL+p.path, "")
+	if src := doc.Find("#live").AttrOr("hx-sse:connect", ""); !strings.HasSuffix(src, "/events?hl=ru") {
 		t.Errorf("the Russian page's stream is %q, want it to ask for Russian", src)
+	}
+	if h := doc.Find("#lab").AttrOr("hx-headers:inherited", ""); !strings.Contains(h, `"X-Page-Lang":"ru"`) {
+		t.Errorf("the Russian page's htmx requests carry %s, want X-Page-Lang ru", h)
 	}
 }
 
