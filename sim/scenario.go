@@ -81,9 +81,9 @@ func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
 	return sc, rows.Err()
 }
 
-// Shareable reports whether the scenario fits in a link: a code carries at
+// shareable reports whether the scenario fits in a link: a code carries at
 // most MaxScenarioActions actions (DecodeScenario refuses more).
-func (sc Scenario) Shareable() bool { return len(sc.Actions) <= MaxScenarioActions }
+func (sc Scenario) shareable() bool { return len(sc.Actions) <= MaxScenarioActions }
 
 // Encode packs the scenario into a URL-safe string.
 func (sc Scenario) Encode() string {
@@ -103,14 +103,18 @@ func (sc Scenario) encode(w *flate.Writer) string {
 
 // ScenarioCode is sc.Encode with a deflate writer of the engine's: a new
 // writer allocates about a megabyte, and every render of a lab's page
-// encodes its scenario.
-func (e *Engine) ScenarioCode(sc Scenario) string {
+// encodes its scenario. ok is false, and nothing is encoded, when the
+// scenario does not fit in a link (it could not be opened).
+func (e *Engine) ScenarioCode(sc Scenario) (code string, ok bool) {
+	if !sc.shareable() {
+		return "", false
+	}
 	w, ok := e.flaters.Get().(*flate.Writer)
 	if !ok {
 		w, _ = flate.NewWriter(nil, flate.BestCompression)
 	}
 	defer e.flaters.Put(w)
-	return sc.encode(w)
+	return sc.encode(w), true
 }
 
 // DecodeScenario unpacks a scenario, or says why it cannot.

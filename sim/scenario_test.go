@@ -29,7 +29,10 @@ func TestScenarioCodeReusesWriters(t *testing.T) {
 	}
 	for round := range 3 {
 		for i, sc := range scenarios {
-			code := e.ScenarioCode(sc)
+			code, ok := e.ScenarioCode(sc)
+			if !ok {
+				t.Fatalf("scenario %d: not shareable", i)
+			}
 			if want := sc.Encode(); code != want {
 				t.Fatalf("round %d, scenario %d: pooled %q, fresh %q", round, i, code, want)
 			}

@@ -48,8 +48,8 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 		return p, err
 	}
 	p.Actions, p.MaxActions = len(sc.Actions), sim.MaxScenarioActions
-	if sc.Shareable() { // a longer one would give a link that cannot be opened
-		p.Scenario = scenarioPath(engine.ScenarioCode(sc))
+	if code, ok := engine.ScenarioCode(sc); ok {
+		p.Scenario = scenarioPath(code)
 	}
 	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
 		return p, err

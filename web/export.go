@@ -68,6 +68,8 @@ type history struct {
 	Operations []sim.Operation `json:"operations"`
 	Payments   int64           `json:"payments"`
 	Total      int64           `json:"total"`
+
+	lab *sim.Lab // the lab itself, for what the report says beyond the history
 }
 
 func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
@@ -88,7 +90,7 @@ func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
 	if err != nil {
 		return history{}, err
 	}
-	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: count, Total: total}, nil
+	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: count, Total: total, lab: l}, nil
 }
 
 // handleExportJSON sends the lab's history as JSON.
@@ -140,15 +142,13 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			}
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))
-		if l, err := engine.Lab(c.Request().Context(), h.Lab); err == nil {
-			v, err := lessonView(c.Request().Context(), engine, l)
-			if err != nil {
-				return err
-			}
-			if v.N != 0 {
-				head, tail := v.Verdict(lang)
-				fmt.Fprintf(&b, "\n**%s:** %s\n", v.Name(lang), strings.TrimSpace(head+" "+tail))
-			}
+		v, err := lessonView(c.Request().Context(), engine, h.lab)
+		if err != nil {
+			return err
+		}
+		if v.N != 0 {
+			head, tail := v.Verdict(lang)
+			fmt.Fprintf(&b, "\n**%s:** %s\n", v.Name(lang), strings.TrimSpace(head+" "+tail))
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("check.title"))
 		for _, ch := range sim.Checklist(s) {

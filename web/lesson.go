@@ -27,7 +27,7 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 	for _, a := range ls.Steps {
 		v.Steps = append(v.Steps, stepWords(a))
 	}
-	r, err := engine.CheckLesson(ctx, l, ls, st)
+	r, err := engine.CheckLesson(ctx, l, ls)
 	if err != nil {
 		return v, err
 	}
@@ -56,7 +56,7 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 		v.State = "met"
 	case !st.Ready:
 		v.State = "idle"
-	case r.Done:
+	case v.Done():
 		v.State = "differs"
 	default:
 		v.State = "pending"

@@ -21,8 +21,7 @@ func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		out := map[string]any{"code": nil, "url": nil, "actions": len(sc.Actions), "max_actions": sim.MaxScenarioActions}
-		if sc.Shareable() { // else no link: it could not be opened
-			code := engine.ScenarioCode(sc)
+		if code, ok := engine.ScenarioCode(sc); ok {
 			out["code"], out["url"] = code, scenarioPath(code)
 		}
 		return c.JSON(http.StatusOK, out)
