@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"idemlab/sim"
@@ -23,7 +25,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	addr := fs.String("addr", envOr(getenv, "IDEMLAB_ADDR", "127.0.0.1:8080"), "address to listen on (env IDEMLAB_ADDR)")
 	dbPath := fs.String("db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, or :memory: (env IDEMLAB_DB)")
 	verbose := fs.Bool("v", false, "log every request")
+	labIdle := fs.Duration("lab-idle", sim.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it")
+	maxLabs := fs.Int("max-labs", sim.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
+	maxInFlight := fs.Int("max-inflight", sim.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
+	maxStreams := fs.Int("max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
+	debugAddr := fs.String("debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h asked for the usage, and got it
+		}
 		return err
 	}
 	level := slog.LevelInfo
@@ -37,7 +47,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
-	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger})
+	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger,
+		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight})
 	if err != nil {
 		return err
 	}
@@ -50,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	self := selfURL(ln.Addr().(*net.TCPAddr))
 	engine.SetSelf(self, &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second})
 
-	handler := web.NewServer(engine, logger)
+	handler := web.NewServer(engine, logger, web.Options{MaxStreams: *maxStreams})
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -62,6 +73,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", *dbPath)
+
+	if *debugAddr != "" {
+		stopDebug, err := serveDebug(*debugAddr, logger)
+		if err != nil {
+			srv.Close()
+			<-served
+			return err
+		}
+		defer stopDebug()
+	}
 
 	select {
 	case err := <-served:
@@ -78,6 +99,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// serveDebug serves Go's profiler and expvar (memory statistics) on addr,
+// which must be a loopback address: they say much about the process.
+func serveDebug(addr string, logger *slog.Logger) (stop func(), err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("-debug %s: must be a loopback address, such as 127.0.0.1:6060", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/vars", expvar.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	logger.Info("debug endpoints listening", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() { srv.Close(); <-done }, nil
 }
 
 // selfURL is the URL the lab's simulated client uses to reach the server:

@@ -17,6 +17,8 @@ const (
 	EKeyMissing Code = "key-missing" // the protection needs an Idempotency-Key and none came
 	EKeyReused  Code = "key-reused"  // the key was first used with a different request
 	EInFlight   Code = "in-flight"   // the key's first request is still being processed
+	EForbidden  Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
+	EBusy       Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
 	EInternal   Code = "internal"    // anything else: never shown to users in detail
 )
 
@@ -31,7 +33,8 @@ type Error struct {
 	Code       Code
 	Message    string
 	Fields     []FieldError
-	RetryAfter time.Duration // for EInFlight: when the claim may be free again
+	RetryAfter time.Duration // for EInFlight and EBusy: when to try again
+	Limit      string        // for EBusy: the limit reached (max-labs, max-inflight, ...)
 }
 
 func (e *Error) Error() string {
@@ -58,4 +61,9 @@ func ErrorCode(err error) Code {
 		return e.Code
 	}
 	return EInternal
+}
+
+// Busy returns an EBusy error for the named server-wide limit.
+func Busy(limit string, retryAfter time.Duration, format string, args ...any) *Error {
+	return &Error{Code: EBusy, Message: fmt.Sprintf(format, args...), Limit: limit, RetryAfter: retryAfter}
 }

@@ -27,10 +27,26 @@ type Config struct {
 	// OnEvent, when set, is told of everything that happens in any lab. It is
 	// called synchronously and must not block.
 	OnEvent func(Event)
-	// SweepEvery is how often expired idempotency records are deleted;
-	// zero means every minute.
+	// SweepEvery is how often expired idempotency records and idle labs
+	// are deleted; zero means every minute.
 	SweepEvery time.Duration
+	// LabIdle is how long a private lab may go untouched before it is
+	// removed with everything in it; zero means DefaultLabIdle.
+	LabIdle time.Duration
+	// MaxLabs is how many labs the server holds at most; zero means
+	// DefaultMaxLabs.
+	MaxLabs int
+	// MaxInFlight is how many simulated requests may be in flight across
+	// all labs at once; zero means DefaultMaxInFlight.
+	MaxInFlight int
 }
+
+// The defaults of the server-wide limits.
+const (
+	DefaultLabIdle     = 7 * 24 * time.Hour
+	DefaultMaxLabs     = 10_000
+	DefaultMaxInFlight = 512
+)
 
 // Engine runs the labs: their ledgers, settings, simulated clients and
 // networks. It owns every goroutine it starts; Close waits for them.

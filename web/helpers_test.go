@@ -51,7 +51,7 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	if err != nil {
 		tb.Fatalf("new engine: %v", err)
 	}
-	handler := web.NewServer(engine, slog.New(slog.DiscardHandler))
+	handler := web.NewServer(engine, slog.New(slog.DiscardHandler), web.Options{})
 	ts := httptest.NewUnstartedServer(handler)
 	if o.addr != "" {
 		ts.Listener.Close()

@@ -25,8 +25,21 @@ type Server struct {
 // Close ends every live stream and stops the hub.
 func (s *Server) Close() { s.hub.Close() }
 
+// DefaultMaxStreams is how many live streams the server keeps open at most.
+const DefaultMaxStreams = 1000
+
+// Options are the server's limits; a zero field takes its default.
+type Options struct {
+	// MaxStreams is how many live streams (open pages) the server keeps at
+	// once, across all labs; past it a new stream is refused with 503.
+	MaxStreams int
+}
+
 // NewServer returns the lab's HTTP handler over the given engine.
-func NewServer(engine *sim.Engine, logger *slog.Logger) *Server {
+func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
