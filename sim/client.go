@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,8 +64,8 @@ func (e *Engine) keyFor(l *Lab, op *Operation, withKey bool) *string {
 
 func (l *Lab) newUUID() string {
 	var id uuid.UUID
-	l.draw(func(*mrand.Rand) {
-		id = uuid.Must(uuid.NewRandomFromReader(l.src))
+	l.draw(func(_ *mrand.Rand, src *mrand.ChaCha8) {
+		id = uuid.Must(uuid.NewRandomFromReader(src))
 	})
 	return id.String()
 }
@@ -74,7 +76,7 @@ func (l *Lab) nextFate(f Fate) Fate {
 		return f
 	}
 	var out Fate
-	l.draw(func(r *mrand.Rand) { // ok 40% of the time, each failure 15%
+	l.draw(func(r *mrand.Rand, _ *mrand.ChaCha8) { // ok 40% of the time, each failure 15%
 		if x := r.IntN(20); x < 8 {
 			out = FateOK
 		} else {
@@ -92,26 +94,35 @@ type attemptState struct {
 	op         *Operation
 	a          Attempt
 	clientDone bool
+	version    int // of a, as saved: a later save never loses to an earlier
 }
 
 // begin records a new attempt of op, numbered after the last one.
 func (e *Engine) begin(ctx context.Context, l *Lab, op *Operation, key *string, fate Fate) (*attemptState, error) {
 	a := Attempt{Key: key, Fate: fate, Outcome: OutcomePending, StartedAt: e.now().UTC(), Deliveries: []Delivery{}}
-	err := e.store.w.QueryRowContext(ctx, `
+	err := e.store.tx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `
 INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at)
 VALUES (?1, ?2, (SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE lab_id = ?1 AND op_id = ?2), ?3, ?4, ?5, ?6)
 RETURNING n`, l.ID, op.ID, key, fate, a.Outcome, a.StartedAt.Format(time.RFC3339Nano)).Scan(&a.N)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("client: begin attempt of %s: %w", op.ID, err)
+		return nil, e.failed(l, "client: begin attempt of "+op.ID, err)
 	}
 	as := &attemptState{op: op, a: a}
 	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: op, Attempt: &a})
 	return as, nil
 }
 
+// AttemptHeader marks the requests of the lab's own simulated client (its
+// value: operation id and attempt number), so that the charge endpoint can
+// tell them from charges sent to it straight.
+const AttemptHeader = "Idemlab-Attempt"
+
 // send plays the attempt through the simulated network to the lab's own
 // charge endpoint, and records what the client saw and what the server did.
-func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout time.Duration) (status int, after time.Duration, err error) {
+// Each copy that goes out uses a slot of g.
+func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout time.Duration, g *grant) (status int, after time.Duration, err error) {
 	base, rt := e.self.get()
 	if rt == nil {
 		rt = http.DefaultTransport
@@ -119,12 +130,13 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 	net := &Network{
 		Fate:  as.a.Fate,
 		Next:  rt,
-		Spawn: e.spawn,
+		Spawn: g.spawn,
 		Observe: func(d Delivery) {
 			as.mu.Lock()
-			defer as.mu.Unlock()
 			as.a.Deliveries = append(as.a.Deliveries, d)
-			if as.clientDone { // a late answer: the client had already given up
+			late := as.clientDone // the client had already given up
+			as.mu.Unlock()
+			if late {
 				e.saveAttempt(l, as, true)
 			}
 		},
@@ -138,6 +150,7 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 		return 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(AttemptHeader, op.ID+"/"+strconv.Itoa(as.a.N))
 	if as.a.Key != nil {
 		req.Header.Set("Idempotency-Key", *as.a.Key)
 	}
@@ -148,7 +161,6 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 		status, after = resp.StatusCode, retryAfter(resp.Header)
 	}
 	as.mu.Lock()
-	defer as.mu.Unlock()
 	as.a.Status = status
 	if err != nil {
 		msg := err.Error()
@@ -158,13 +170,16 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 		as.a.Error = &msg
 	}
 	as.clientDone = true
+	as.mu.Unlock()
 	e.saveAttempt(l, as, false)
 	return status, after, err
 }
 
-// saveAttempt writes the attempt's current state and tells the lab; as.mu
-// must be held.
+// saveAttempt writes the attempt's current state and tells the lab. The
+// client's side and a late answer may save at once: each save carries the
+// state's version, and the row takes only a newer one.
 func (e *Engine) saveAttempt(l *Lab, as *attemptState, late bool) {
+	as.mu.Lock()
 	a := &as.a
 	// What the server did: the first copy that reached it decides; while a
 	// copy is still on its way the outcome is pending.
@@ -189,14 +204,18 @@ func (e *Engine) saveAttempt(l *Lab, as *attemptState, late bool) {
 	if a.FinishedAt != nil {
 		finished = a.FinishedAt.Format(time.RFC3339Nano)
 	}
-	_, err := e.store.w.ExecContext(context.Background(), `
-UPDATE attempts SET status = ?, error = ?, outcome = ?, deliveries = ?, finished_at = ?
-WHERE lab_id = ? AND op_id = ? AND n = ?`,
-		a.Status, a.Error, a.Outcome, mustJSON(a.Deliveries), finished, l.ID, as.op.ID, a.N)
-	if err != nil {
-		e.log.Warn("save attempt", "lab", l.ID, "op", as.op.ID, "n", a.N, "err", err)
-	}
+	as.version++
+	version := as.version
 	snapshot := *a
 	snapshot.Deliveries = append([]Delivery(nil), a.Deliveries...)
+	as.mu.Unlock()
+	_, err := e.store.exec(context.Background(), `
+UPDATE attempts SET status = ?, error = ?, outcome = ?, deliveries = ?, finished_at = ?, version = ?
+WHERE lab_id = ? AND op_id = ? AND n = ? AND version < ?`,
+		snapshot.Status, snapshot.Error, snapshot.Outcome, mustJSON(snapshot.Deliveries), finished, version,
+		l.ID, as.op.ID, snapshot.N, version)
+	if err != nil && !isGone(err) {
+		e.log.Warn("save attempt", "lab", l.ID, "op", as.op.ID, "n", snapshot.N, "err", err)
+	}
 	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: as.op, Attempt: &snapshot, Late: late})
 }

@@ -14,6 +14,7 @@ const (
 	EventReset     EventKind = "reset"     // the lab was emptied
 	EventRetry     EventKind = "retry"     // an automatic retry is waiting for its next try
 	EventLesson    EventKind = "lesson"    // the lab's lesson was chosen, set up or took a step
+	EventGone      EventKind = "gone"      // the lab was removed (deleted, or idle too long)
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of
@@ -22,6 +23,7 @@ type RetryWait struct {
 	Next  int
 	Of    int
 	Delay time.Duration
+	Busy  bool // the server had no room for it: the loop ends here
 }
 
 // Event is one thing that happened in a lab, for live views and logs.

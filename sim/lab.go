@@ -2,291 +2,196 @@ package sim
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	mrand "math/rand/v2"
-	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // DemoLab is the id of the lab that always exists and everyone shares.
 const DemoLab = "demo"
 
-// Config holds what an Engine depends on.
-type Config struct {
-	Store  *Store
-	Now    func() time.Time // defaults to time.Now
-	Logger *slog.Logger     // defaults to a logger that discards
-	// OnEvent, when set, is told of everything that happens in any lab. It is
-	// called synchronously and must not block.
-	OnEvent func(Event)
-	// SweepEvery is how often expired idempotency records and idle labs
-	// are deleted; zero means every minute.
-	SweepEvery time.Duration
-	// LabIdle is how long a private lab may go untouched before it is
-	// removed with everything in it; zero means DefaultLabIdle.
-	LabIdle time.Duration
-	// MaxLabs is how many labs the server holds at most; zero means
-	// DefaultMaxLabs.
-	MaxLabs int
-	// MaxInFlight is how many simulated requests may be in flight across
-	// all labs at once; zero means DefaultMaxInFlight.
-	MaxInFlight int
-}
-
-// The defaults of the server-wide limits.
-const (
-	DefaultLabIdle     = 7 * 24 * time.Hour
-	DefaultMaxLabs     = 10_000
-	DefaultMaxInFlight = 512
-)
-
-// Engine runs the labs: their ledgers, settings, simulated clients and
-// networks. It owns every goroutine it starts; Close waits for them.
-type Engine struct {
-	store *Store
-	now   func() time.Time
-	log   *slog.Logger
-
-	obsMu     sync.RWMutex
-	observers []func(Event)
-
-	mu   sync.Mutex
-	labs map[string]*Lab
-
-	flaters sync.Pool // *flate.Writer, for scenario codes
-
-	self   selfTarget
-	ctx    context.Context // ends when the engine closes
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
 // Lab is one isolated world: ledger, idempotency records, settings, history.
+//
+// What a lab is set to (its settings and lesson) is an immutable snapshot,
+// replaced whole after the transaction that changed it commits: readers
+// never wait, neither on a lock nor on the store, and no lock of the lab is
+// ever held while the store is used. The only lock, rngMu, guards the lab's
+// random source for the moment of a draw.
 type Lab struct {
 	ID string
 
-	mu       sync.Mutex
+	state atomic.Pointer[labState]
+
+	rngMu sync.Mutex
+	src   *mrand.ChaCha8 // the lab's seeded randomness; also the source of its UUIDs
+	rng   *mrand.Rand
+
+	// turn lets one lesson action (a set-up or a step) run at a time: a
+	// token, taken with the caller's context, not a lock.
+	turn chan struct{}
+
+	used     atomic.Int64 // unix ns of the last use: an idle lab leaves memory
+	touched  atomic.Int64 // unix ms of touched_at as last written
+	active   atomic.Int32 // operations running: a lab in use never leaves memory
+	inFlight slots        // simulated requests of this lab in flight
+
+	scenario atomic.Pointer[scenarioCache]
+}
+
+// labState is a lab's settings and lesson as of one revision.
+type labState struct {
+	rev      int64
+	kind     string
 	settings Settings
-	src      *mrand.ChaCha8 // the lab's seeded randomness; also the source of its UUIDs
-	rng      *mrand.Rand
 	lesson   LessonState
-
-	// steps lets one lesson action run at a time (set-up and steps); it is
-	// taken before mu, never while mu is held.
-	steps sync.Mutex
 }
 
-// NewEngine returns an engine over cfg.Store, with lab "demo" created if
-// missing, and starts its background sweeper.
-func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("engine: no store")
-	}
-	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, labs: map[string]*Lab{}}
-	if cfg.OnEvent != nil {
-		e.observers = append(e.observers, cfg.OnEvent)
-	}
-	if e.now == nil {
-		e.now = time.Now
-	}
-	if e.log == nil {
-		e.log = slog.New(slog.DiscardHandler)
-	}
-	res, err := e.store.w.ExecContext(ctx,
-		`INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		DemoLab, mustJSON(DefaultSettings()), e.stamp())
-	if err != nil {
-		return nil, fmt.Errorf("engine: create demo lab: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		base := DefaultSettings()
-		if err := e.record(ctx, e.store.w, DemoLab, Action{Kind: "base", Base: &base}); err != nil {
-			return nil, fmt.Errorf("engine: create demo lab: %w", err)
-		}
-	}
-	e.ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	every := cfg.SweepEvery
-	if every <= 0 {
-		every = time.Minute
-	}
-	e.spawn(func() { e.sweep(every) })
-	return e, nil
+func newLab(id string, st labState, perLab int64) *Lab {
+	l := &Lab{ID: id, turn: make(chan struct{}, 1), inFlight: slots{max: perLab}}
+	l.state.Store(&st)
+	l.reseed(st.settings.Seed)
+	return l
 }
 
-// Stop tells the engine's simulated clients to stop: retry loops end and
-// attempts stop waiting. Requests already at the server still finish.
-func (e *Engine) Stop() { e.cancel() }
+// Settings returns the lab's current settings.
+func (l *Lab) Settings() Settings { return l.state.Load().settings }
 
-// Close stops the engine and waits for its background work to end,
-// including attempts whose answers are still on their way.
-func (e *Engine) Close() {
-	e.cancel()
-	e.wg.Wait()
-}
+// Lesson returns where the lab is in its lesson.
+func (l *Lab) Lesson() LessonState { return l.state.Load().lesson }
 
-// spawn runs f in a goroutine that Close waits for.
-func (e *Engine) spawn(f func()) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		f()
-	}()
-}
-
-// sweep deletes expired idempotency records until the engine closes.
-func (e *Engine) sweep(every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+// publish makes st the lab's state, unless a newer one is there already
+// (two changes may commit in one order and publish in the other).
+func (l *Lab) publish(st labState) {
 	for {
-		select {
-		case <-e.ctx.Done():
+		cur := l.state.Load()
+		if cur.rev >= st.rev || l.state.CompareAndSwap(cur, &st) {
 			return
-		case <-t.C:
-			if _, err := e.store.w.ExecContext(e.ctx,
-				`DELETE FROM idempotency_records WHERE expires_at <= ? AND state = 'done'`, e.now().UnixMilli()); err != nil && e.ctx.Err() == nil {
-				e.log.Warn("sweep expired idempotency records", "err", err)
-			}
 		}
 	}
 }
 
-// SetSelf tells the engine where its own charge endpoint listens: the base
-// URL (scheme://host:port) and the transport that reaches it. The simulated
-// client sends its real HTTP requests there.
-func (e *Engine) SetSelf(baseURL string, transport http.RoundTripper) {
-	e.self.set(baseURL, transport)
-}
-
-// NewLabID returns an unguessable lab id: 128 random bits, URL-safe.
-func NewLabID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// ValidLabID reports whether id has the shape of a lab id, so that
-// malformed ids are refused without touching the database.
-func ValidLabID(id string) bool {
-	if id == DemoLab {
-		return true
-	}
-	if len(id) != 22 {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(id)
-	return err == nil
-}
-
-// CreateLab makes a private lab with default settings and a random seed.
-func (e *Engine) CreateLab(ctx context.Context) (*Lab, error) {
-	s := DefaultSettings()
-	s.Seed = mrand.Int64N(MaxSeed)
-	id := NewLabID()
-	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?)`, id, mustJSON(s), e.stamp()); err != nil {
-			return err
-		}
-		return e.record(ctx, tx, id, Action{Kind: "base", Base: &s})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("engine: create lab: %w", err)
-	}
-	return e.Lab(ctx, id)
-}
-
-// Lab returns the lab with the given id, or ENotFound.
-func (e *Engine) Lab(ctx context.Context, id string) (*Lab, error) {
-	if !ValidLabID(id) {
-		return nil, Errorf(ENotFound, "There is no lab %q.", id)
-	}
-	e.mu.Lock()
-	l, ok := e.labs[id]
-	e.mu.Unlock()
-	if ok {
-		return l, nil
-	}
-	var (
-		raw    string
-		lesson LessonState
-	)
-	err := e.store.r.QueryRowContext(ctx, `
-SELECT l.settings, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
-FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).Scan(&raw, &lesson.N, &lesson.Ready, &lesson.Next)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, Errorf(ENotFound, "There is no lab %q.", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("engine: load lab %s: %w", id, err)
-	}
-	var s Settings
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return nil, fmt.Errorf("engine: lab %s settings: %w", id, err)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if l, ok := e.labs[id]; ok { // another request loaded it meanwhile
-		return l, nil
-	}
-	l = &Lab{ID: id, settings: s, lesson: lesson}
-	l.reseed()
-	e.labs[id] = l
-	return l, nil
-}
-
-// reseed restarts the lab's random source from its seed; l.mu must be held
-// (or l not yet shared).
-func (l *Lab) reseed() {
+// reseed restarts the lab's random source from seed.
+func (l *Lab) reseed(seed int64) {
 	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], uint64(l.settings.Seed))
+	binary.LittleEndian.PutUint64(key[:], uint64(seed))
 	copy(key[8:], "idempotency-lab")
+	l.rngMu.Lock()
+	defer l.rngMu.Unlock()
 	l.src = mrand.NewChaCha8(key)
 	l.rng = mrand.New(l.src)
 }
 
-// Settings returns the lab's current settings.
-func (l *Lab) Settings() Settings {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.settings
+// draw runs f with the lab's random source, alone.
+func (l *Lab) draw(f func(r *mrand.Rand, src *mrand.ChaCha8)) {
+	l.rngMu.Lock()
+	defer l.rngMu.Unlock()
+	f(l.rng, l.src)
 }
 
-// draw runs f with the lab's random source, under the lab's lock.
-func (l *Lab) draw(f func(r *mrand.Rand)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f(l.rng)
+// takeTurn waits for the lab's lesson turn, or for ctx to end.
+func (l *Lab) takeTurn(ctx context.Context) (release func(), err error) {
+	select {
+	case l.turn <- struct{}{}:
+		return func() { <-l.turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// queryRower is a transaction or a database, for reads that run in either.
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// loadState reads a lab's settings and lesson; ENotFound when it is gone.
+func loadState(ctx context.Context, q queryRower, id string) (labState, error) {
+	var (
+		st  labState
+		raw string
+	)
+	err := q.QueryRowContext(ctx, `
+SELECT l.settings, l.rev, l.kind, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
+FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).
+		Scan(&raw, &st.rev, &st.kind, &st.lesson.N, &st.lesson.Ready, &st.lesson.Next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return labState{}, noLab(id)
+	}
+	if err != nil {
+		return labState{}, fmt.Errorf("lab %s: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(raw), &st.settings); err != nil {
+		return labState{}, fmt.Errorf("lab %s settings: %w", id, err)
+	}
+	return st, nil
+}
+
+func noLab(id string) error { return Errorf(ENotFound, "There is no lab %q.", clip(id)) }
+
+// change runs fn in a writing transaction on the lab's current state (as
+// stored, not as cached: two changes in one group commit see each other),
+// bumps the lab's revision, and publishes the new state once committed.
+func (e *Engine) change(ctx context.Context, l *Lab, fn func(tx *sql.Tx, cur labState) error) (prev, next labState, err error) {
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		if prev, err = loadState(ctx, tx, l.ID); err != nil {
+			return err
+		}
+		if err := fn(tx, prev); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE labs SET rev = rev + 1 WHERE id = ?`, l.ID); err != nil {
+			return err
+		}
+		next, err = loadState(ctx, tx, l.ID)
+		return err
+	})
+	if err != nil {
+		return labState{}, labState{}, e.gone(l, err)
+	}
+	l.publish(next)
+	return prev, next, nil
+}
+
+// gone turns a write that failed because its lab was removed meanwhile into
+// ENotFound; other errors pass unchanged.
+func (e *Engine) gone(l *Lab, err error) error {
+	if isGone(err) {
+		return noLab(l.ID)
+	}
+	return err
 }
 
 // UpdateSettings merges p into the lab's settings and stores them. A new
 // seed restarts the lab's random source.
 func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (Settings, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, err := l.settings.Apply(p)
-	if err != nil {
-		return Settings{}, err
+	if _, err := l.Settings().Apply(p); err != nil {
+		return Settings{}, err // refused before it queues for the writer
 	}
-	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+	prev, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
+		s, err := cur.settings.Apply(p)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE labs SET settings = ? WHERE id = ?`, mustJSON(s), l.ID); err != nil {
 			return err
 		}
 		return e.record(ctx, tx, l.ID, Action{Kind: "settings", Settings: &p})
 	})
 	if err != nil {
+		if ErrorCode(err) != EInternal {
+			return Settings{}, err
+		}
 		return Settings{}, fmt.Errorf("engine: save settings of %s: %w", l.ID, err)
 	}
-	l.settings = s
-	if p.Seed != nil {
-		l.reseed()
+	if next.settings.Seed != prev.settings.Seed {
+		l.reseed(next.settings.Seed)
 	}
+	s := next.settings
 	e.emit(Event{Lab: l.ID, Kind: EventSettings, Settings: &s})
 	return s, nil
 }
@@ -295,54 +200,41 @@ func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (S
 // its settings, and restarts its random source from the seed. A lesson's
 // step that is running ends first; the lesson must then be set up again.
 func (e *Engine) Reset(ctx context.Context, l *Lab) error {
-	l.steps.Lock()
-	defer l.steps.Unlock()
+	release, err := l.takeTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return e.reset(ctx, l)
 }
 
-// reset is Reset for a caller that holds l.steps.
+// reset is Reset for a caller that has the lab's turn.
 func (e *Engine) reset(ctx context.Context, l *Lab) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		for _, table := range []string{"payments", "idempotency_records", "operations", "attempts"} {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE lab_id = ?`, l.ID); err != nil {
+	_, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
+		for _, q := range []string{
+			`DELETE FROM order_stats WHERE lab_id = ?1`,
+			`DELETE FROM payments WHERE lab_id = ?1`,
+			`DELETE FROM idempotency_records WHERE lab_id = ?1`,
+			`DELETE FROM operations WHERE lab_id = ?1`, // and their attempts
+			`UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?1`,
+			`UPDATE labs SET payments = 0, total = 0, doubled = 0, overcharged = 0, op_seq = 0 WHERE id = ?1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, l.ID); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?`, l.ID); err != nil {
-			return err
-		}
-		base := l.settings // a scenario starts again here
+		base := cur.settings // a scenario starts again here
 		return e.record(ctx, tx, l.ID, Action{Kind: "base", Base: &base})
 	})
 	if err != nil {
+		if ErrorCode(err) != EInternal {
+			return err
+		}
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)
 	}
-	l.reseed()
-	l.lesson.Ready, l.lesson.Next = false, 0 // set the lesson up again to replay it
+	l.reseed(next.settings.Seed)
 	e.emit(Event{Lab: l.ID, Kind: EventReset})
 	return nil
-}
-
-// Observe adds f to those told of every event in any lab. f is called
-// synchronously and must not block.
-func (e *Engine) Observe(f func(Event)) {
-	e.obsMu.Lock()
-	defer e.obsMu.Unlock()
-	e.observers = append(e.observers, f)
-}
-
-func (e *Engine) emit(ev Event) {
-	e.obsMu.RLock()
-	defer e.obsMu.RUnlock()
-	if len(e.observers) == 0 {
-		return
-	}
-	ev.At = e.now()
-	for _, f := range e.observers {
-		f(ev)
-	}
 }
 
 // stamp is the engine's current time as stored in the database.
@@ -354,4 +246,18 @@ func mustJSON(v any) string {
 		panic(err) // only plain structs are marshalled here
 	}
 	return string(b)
+}
+
+// clip shortens text taken from a request to at most 200 bytes (on a rune
+// boundary), so that an answer never echoes a huge input back.
+func clip(s string) string {
+	const most = 200
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
 }

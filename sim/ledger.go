@@ -26,6 +26,7 @@ const (
 	OutcomeMismatch   Outcome = "mismatch"    // 422: the key came with another body
 	OutcomeRejected   Outcome = "rejected"    // 400: the request was refused
 	OutcomeFailed     Outcome = "failed"      // the server failed (5xx)
+	OutcomeUnknown    Outcome = "unknown"     // the lab restarted while the attempt was on its way
 )
 
 // Payment is one row of a lab's ledger.
@@ -42,6 +43,9 @@ type Charge struct {
 	OrderID string
 	Amount  int64
 	Key     *string // nil when the request carried no Idempotency-Key
+	// Direct is set for a request sent straight to the API, not by the
+	// lab's own client: a scenario replays it, and the report names it.
+	Direct bool
 }
 
 // Body is the canonical JSON body of the charge, the same bytes whoever
@@ -57,14 +61,15 @@ func (c Charge) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ChargeResult is the server's answer to a charge. For OutcomeCharged and
-// OutcomeReplayed, Status, Body and Location are the exact answer to send.
+// ChargeResult is the server's answer to a charge: the outcome, and the
+// exact answer to send (chargeAnswers says which status each outcome gets).
 type ChargeResult struct {
 	Outcome  Outcome
 	Payment  *Payment // the new payment (charged)
 	Status   int
 	Body     []byte
 	Location string
+	Replayed bool // the answer is a stored one, sent again: Idempotent-Replayed: true
 }
 
 // PaymentLocation is the path of a payment in the HTTP API.
@@ -136,15 +141,32 @@ func (e *Engine) insertPayment(ctx context.Context, tx *sql.Tx, l *Lab, c Charge
 		st = e.store.q.insertPaymentOnConflict
 	}
 	p := &Payment{OrderID: c.OrderID, Amount: c.Amount, IdempotencyKey: c.Key, CreatedAt: now}
-	err := in(ctx, tx, st).QueryRowContext(ctx, l.ID, c.OrderID, c.Amount, c.Key, dedup, now.Format(time.RFC3339Nano)).Scan(&p.ID)
+	err := in(ctx, tx, st).QueryRowContext(ctx, l.ID, c.OrderID, c.Amount, c.Key, dedup, c.Direct, now.Format(time.RFC3339Nano)).Scan(&p.ID)
 	if err != nil {
 		return nil, err
+	}
+	if c.Direct { // a scenario replays it; the lab's client's own are replayed as operations
+		a := Action{Kind: "direct", OrderID: c.OrderID, Amount: c.Amount, Key: c.Key}
+		if err := e.record(ctx, tx, l.ID, a); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
 
 func (e *Engine) charged(l *Lab, p *Payment) ChargeResult {
-	return ChargeResult{Outcome: OutcomeCharged, Payment: p, Status: 201, Body: paymentBody(p), Location: PaymentLocation(l.ID, p.ID)}
+	return ChargeResult{Outcome: OutcomeCharged, Payment: p, Status: StatusOf(OutcomeCharged), Body: paymentBody(p), Location: PaymentLocation(l.ID, p.ID)}
+}
+
+// duplicate is the answer to a key already seen, under the protections that
+// do not store answers: no new charge, and not the first answer either.
+func duplicate(c Charge) ChargeResult {
+	body := mustJSON(struct {
+		Status string  `json:"status"`
+		Key    *string `json:"idempotency_key"`
+		Detail string  `json:"detail"`
+	}{"duplicate", c.Key, "A charge with this key was already made; no new charge."})
+	return ChargeResult{Outcome: OutcomeDuplicate, Status: StatusOf(OutcomeDuplicate), Body: []byte(body)}
 }
 
 func paymentBody(p *Payment) []byte {
@@ -161,9 +183,13 @@ func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings,
 	if unique {
 		dedup = c.Key
 	}
-	p, err := e.insertPayment(ctx, nil, l, c, dedup, false)
+	var p *Payment
+	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
+		p, err = e.insertPayment(ctx, tx, l, c, dedup, false)
+		return err
+	})
 	if unique && isUniqueViolation(err) {
-		return ChargeResult{Outcome: OutcomeDuplicate}, nil
+		return duplicate(c), nil
 	}
 	if err != nil {
 		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
@@ -182,12 +208,16 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 			return ChargeResult{}, fmt.Errorf("ledger: check %s: %w", *c.Key, err)
 		}
 		if n > 0 {
-			return ChargeResult{Outcome: OutcomeDuplicate}, nil
+			return duplicate(c), nil
 		}
 		pause(s.CheckGapMS)
 	}
 	e.work(s)
-	p, err := e.insertPayment(ctx, nil, l, c, nil, false)
+	var p *Payment
+	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
+		p, err = e.insertPayment(ctx, tx, l, c, nil, false)
+		return err
+	})
 	if err != nil {
 		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
 	}
@@ -198,9 +228,13 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 // database skips the duplicate, no exception reaches the code.
 func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
 	e.work(s)
-	p, err := e.insertPayment(ctx, nil, l, c, c.Key, true)
+	var p *Payment
+	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
+		p, err = e.insertPayment(ctx, tx, l, c, c.Key, true)
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return ChargeResult{Outcome: OutcomeDuplicate}, nil
+		return duplicate(c), nil
 	}
 	if err != nil {
 		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
@@ -252,24 +286,46 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 		}
 	}
 	if err != nil {
-		return ChargeResult{}, claim.wrap(err)
+		return ChargeResult{}, e.gone(l, claim.wrap(err))
 	}
 	if r := claim.Replay; r != nil {
-		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location}, nil
+		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location, Replayed: true}, nil
 	}
 	return res, nil
+}
+
+// Totals are a lab's counts, kept in the transaction of every change: what
+// they cost to read does not grow with the lab.
+type Totals struct {
+	Payments    int64 // in the ledger
+	Total       int64 // their sum
+	Doubled     int64 // orders charged more than once
+	Overcharged int64 // of those, orders charged more often than bought
+}
+
+// Totals returns the lab's counts.
+func (e *Engine) Totals(ctx context.Context, l *Lab) (Totals, error) {
+	var t Totals
+	err := e.store.r.QueryRowContext(ctx, `SELECT payments, total, doubled, overcharged FROM labs WHERE id = ?`, l.ID).
+		Scan(&t.Payments, &t.Total, &t.Doubled, &t.Overcharged)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, noLab(l.ID)
+	}
+	if err != nil {
+		return t, fmt.Errorf("ledger: totals of %s: %w", l.ID, err)
+	}
+	return t, nil
 }
 
 // Payments returns the lab's payments, newest first, with the count and sum
 // of the whole ledger.
 func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) (ps []Payment, count, total int64, err error) {
-	err = e.store.r.QueryRowContext(ctx,
-		`SELECT COUNT(*), COALESCE(SUM(amount), 0) FROM payments WHERE lab_id = ?`, l.ID).Scan(&count, &total)
+	t, err := e.Totals(ctx, l)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("ledger: totals of %s: %w", l.ID, err)
+		return nil, 0, 0, err
 	}
 	rows, err := e.store.r.QueryContext(ctx,
-		`SELECT id, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+		`SELECT n, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? ORDER BY n DESC LIMIT ? OFFSET ?`,
 		l.ID, limit, offset)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
@@ -283,13 +339,13 @@ func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) (ps []
 		}
 		ps = append(ps, p)
 	}
-	return ps, count, total, rows.Err()
+	return ps, t.Payments, t.Total, rows.Err()
 }
 
 // Payment returns one payment of the lab, or ENotFound.
 func (e *Engine) Payment(ctx context.Context, l *Lab, id int64) (Payment, error) {
 	row := e.store.r.QueryRowContext(ctx,
-		`SELECT id, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? AND id = ?`, l.ID, id)
+		`SELECT n, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? AND n = ?`, l.ID, id)
 	p, err := scanPayment(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Payment{}, Errorf(ENotFound, "There is no payment %d in this lab.", id)
@@ -324,13 +380,12 @@ type DoubleCharge struct {
 	Purchases int
 }
 
-// DoubleCharges lists the orders of the lab charged more than once.
-func (e *Engine) DoubleCharges(ctx context.Context, l *Lab) ([]DoubleCharge, error) {
+// DoubleCharges lists at most the first `most` orders of the lab charged
+// more than once, in the order of their first charge; Totals counts them all.
+func (e *Engine) DoubleCharges(ctx context.Context, l *Lab, most int) ([]DoubleCharge, error) {
 	rows, err := e.store.r.QueryContext(ctx, `
-SELECT order_id, COUNT(*),
-       SUM(amount) - (SELECT f.amount FROM payments f WHERE f.lab_id = p.lab_id AND f.order_id = p.order_id ORDER BY f.id LIMIT 1),
-       (SELECT COUNT(*) FROM operations o WHERE o.lab_id = p.lab_id AND o.order_id = p.order_id)
-FROM payments p WHERE lab_id = ? GROUP BY order_id HAVING COUNT(*) > 1 ORDER BY MIN(id)`, l.ID)
+SELECT order_id, charges, total - first_amount, purchases FROM order_stats
+WHERE lab_id = ? AND charges > 1 ORDER BY first_n LIMIT ?`, l.ID, most)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: double charges of %s: %w", l.ID, err)
 	}

@@ -34,13 +34,6 @@ type LessonState struct {
 	Next  int
 }
 
-// Lesson returns where the lab is in its lesson.
-func (l *Lab) Lesson() LessonState {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lesson
-}
-
 // ChooseLesson opens lesson n in the lab (0 closes it) without touching its
 // ledger or settings: the learner reads first, then sets it up.
 func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
@@ -49,8 +42,11 @@ func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
 			return err
 		}
 	}
-	l.steps.Lock()
-	defer l.steps.Unlock()
+	release, err := l.takeTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if l.Lesson().N == n {
 		return nil // a repeated choice changes nothing
 	}
@@ -65,8 +61,11 @@ func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
 // SetUpLesson gives the lab its lesson's settings (keeping its seed) and
 // empties it, ready for the first step.
 func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
-	l.steps.Lock()
-	defer l.steps.Unlock()
+	release, err := l.takeTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ls, err := LessonNumber(l.Lesson().N)
 	if err != nil {
 		return errNoLesson
@@ -90,8 +89,11 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 // second browser pressing Step at the same moment) is not taken twice:
 // ran is false, and nothing changes.
 func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err error) {
-	l.steps.Lock()
-	defer l.steps.Unlock()
+	release, err := l.takeTurn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	st := l.Lesson()
 	ls, err := LessonNumber(st.N)
 	if err != nil {
@@ -117,20 +119,20 @@ func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err 
 	return true, nil
 }
 
-// saveLesson stores where the lab is in its lesson, then keeps it in memory.
-// The caller holds l.steps; l.mu is taken only after the write, never while
-// the connection is held.
+// saveLesson stores where the lab is in its lesson; the caller has the
+// lab's turn.
 func (e *Engine) saveLesson(ctx context.Context, l *Lab, st LessonState) error {
-	if _, err := e.store.w.ExecContext(ctx, `
+	_, _, err := e.change(ctx, l, func(tx *sql.Tx, _ labState) error {
+		_, err := tx.ExecContext(ctx, `
 INSERT INTO lab_lessons (lab_id, lesson, ready, next) VALUES (?, ?, ?, ?)
 ON CONFLICT (lab_id) DO UPDATE SET lesson = excluded.lesson, ready = excluded.ready, next = excluded.next`,
-		l.ID, st.N, st.Ready, st.Next); err != nil {
+			l.ID, st.N, st.Ready, st.Next)
+		return err
+	})
+	if err != nil && ErrorCode(err) == EInternal {
 		return fmt.Errorf("lesson: save the place of %s: %w", l.ID, err)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lesson = st
-	return nil
+	return err
 }
 
 // patchTo is the patch that turns any settings into s, apart from the seed.
@@ -154,42 +156,31 @@ type LessonResult struct {
 }
 
 // CheckLesson compares the lab's ledger and its operations' answers with
-// what the lesson expects.
+// what the lesson expects. It reads the lab's counts and the expected
+// orders only: its cost does not grow with the lab.
 func (e *Engine) CheckLesson(ctx context.Context, l *Lab, ls Lesson) (LessonResult, error) {
 	var r LessonResult
-	rows, err := e.store.r.QueryContext(ctx,
-		`SELECT order_id, COUNT(*), SUM(amount) FROM payments WHERE lab_id = ? GROUP BY order_id`, l.ID)
+	t, err := e.Totals(ctx, l)
 	if err != nil {
-		return r, fmt.Errorf("lesson: ledger of %s: %w", l.ID, err)
-	}
-	charges := map[string]int64{}
-	for rows.Next() {
-		var (
-			order    string
-			n, total int64
-		)
-		if err := rows.Scan(&order, &n, &total); err != nil {
-			rows.Close()
-			return r, err
-		}
-		charges[order] = n
-		r.Charges += n
-		r.Total += total
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return r, err
 	}
+	r.Charges, r.Total = t.Payments, t.Total
 	met := r.Charges == ls.Expect.Charges && r.Total == ls.Expect.Total
 	for _, o := range ls.Expect.Orders {
-		r.Orders = append(r.Orders, OrderCharges{o.OrderID, charges[o.OrderID]})
-		met = met && charges[o.OrderID] == o.Charges
+		var n int64
+		err := e.store.r.QueryRowContext(ctx, `SELECT charges FROM order_stats WHERE lab_id = ? AND order_id = ?`, l.ID, o.OrderID).Scan(&n)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return r, fmt.Errorf("lesson: ledger of %s: %w", l.ID, err)
+		}
+		r.Orders = append(r.Orders, OrderCharges{o.OrderID, n})
+		met = met && n == o.Charges
 	}
 	for _, a := range ls.Expect.Answers {
 		var got Outcome
 		err := e.store.r.QueryRowContext(ctx, `
-SELECT a.outcome FROM attempts a JOIN operations o ON o.lab_id = a.lab_id AND o.id = a.op_id
-WHERE o.lab_id = ? AND o.order_id = ? ORDER BY o.seq DESC, a.n DESC LIMIT 1`, l.ID, a.OrderID).Scan(&got)
+SELECT a.outcome FROM attempts a
+WHERE a.lab_id = ?1 AND a.op_id = (SELECT id FROM operations WHERE lab_id = ?1 AND order_id = ?2 ORDER BY seq DESC LIMIT 1)
+ORDER BY a.n DESC LIMIT 1`, l.ID, a.OrderID).Scan(&got)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return r, fmt.Errorf("lesson: answers of %s: %w", l.ID, err)
 		}

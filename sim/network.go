@@ -164,25 +164,6 @@ func readBody(req *http.Request) ([]byte, error) {
 	return io.ReadAll(req.Body)
 }
 
-// OutcomeOf tells what the server did from its answer to a charge request.
-func OutcomeOf(status int, h http.Header) Outcome {
-	switch {
-	case status == http.StatusCreated && h.Get("Idempotent-Replayed") == "true":
-		return OutcomeReplayed
-	case status == http.StatusCreated:
-		return OutcomeCharged
-	case status == http.StatusOK:
-		return OutcomeDuplicate
-	case status == http.StatusConflict:
-		return OutcomeInFlight
-	case status == http.StatusUnprocessableEntity:
-		return OutcomeMismatch
-	case status >= 500:
-		return OutcomeFailed
-	}
-	return OutcomeRejected
-}
-
 // retryAfter reads a Retry-After header given in seconds.
 func retryAfter(h http.Header) time.Duration {
 	s, err := strconv.Atoi(h.Get("Retry-After"))

@@ -60,6 +60,15 @@ func checkFate(f Fate) error {
 	return nil
 }
 
+// copiesAtMost is how many copies of a request a fate may send: what an
+// attempt reserves of the in-flight limit.
+func copiesAtMost(f Fate) int {
+	if f == FateRandom {
+		return 2
+	}
+	return f.Copies()
+}
+
 // StartOperation creates an operation and runs its first attempt, and under
 // an automatic retry policy its retries, through the simulated network.
 func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest) (Operation, error) {
@@ -69,31 +78,52 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	if err := checkFate(r.Fate); err != nil {
 		return Operation{}, err
 	}
-	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
-		return Operation{}, fmt.Errorf("client: record operation: %w", err)
-	}
 	s := l.Settings()
+	fate := r.Fate
+	if fate == "" {
+		fate = s.Network
+	}
+	g, err := e.reserve(l, copiesAtMost(fate))
+	if err != nil {
+		return Operation{}, err
+	}
+	defer g.done()
+	l.active.Add(1)
+	defer l.active.Add(-1)
 	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
 	if s.KeyStrategy == KeyUUID {
 		k := l.newUUID()
 		op.Key = &k
 	}
-	_, err := e.store.w.ExecContext(ctx, `
-INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at)
-VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM operations WHERE lab_id = ?1), ?3, ?4, ?5, ?6, ?7)`,
-		l.ID, op.ID, op.OrderID, op.Amount, op.KeyStrategy, op.Key, op.CreatedAt.Format(time.RFC3339Nano))
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		if err := e.record(ctx, tx, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `UPDATE labs SET op_seq = op_seq + 1 WHERE id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			l.ID, op.ID, op.Seq, op.OrderID, op.Amount, op.KeyStrategy, op.Key, op.CreatedAt.Format(time.RFC3339Nano))
+		return err
+	})
 	if err != nil {
-		return Operation{}, fmt.Errorf("client: create operation: %w", err)
+		return Operation{}, e.failed(l, "client: create operation", err)
 	}
 	e.emit(Event{Lab: l.ID, Kind: EventOperation, Operation: op})
-	fate := r.Fate
-	if fate == "" {
-		fate = s.Network
-	}
-	if err := e.run(ctx, l, op, fate, true); err != nil {
+	if err := e.run(ctx, l, op, fate, true, g); err != nil {
 		return Operation{}, err
 	}
 	return e.Operation(ctx, l, op.ID)
+}
+
+// failed wraps an error of the store with what was being done; a lab
+// removed meanwhile is ENotFound, and the lab's own refusals pass as they are.
+func (e *Engine) failed(l *Lab, what string, err error) error {
+	if err = e.gone(l, err); ErrorCode(err) != EInternal {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // Retry makes one more attempt of an operation, with its key or without any
@@ -106,13 +136,24 @@ func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, f
 	if err != nil {
 		return Operation{}, err
 	}
-	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "retry", Op: op.Seq, WithKey: &withKey, Fate: fate}); err != nil {
-		return Operation{}, fmt.Errorf("client: record retry: %w", err)
-	}
+	asked := fate // recorded as asked: "" replays as the network is set then
 	if fate == "" {
 		fate = l.Settings().Network
 	}
-	if err := e.run(ctx, l, &op, fate, withKey); err != nil {
+	g, err := e.reserve(l, copiesAtMost(fate))
+	if err != nil {
+		return Operation{}, err
+	}
+	defer g.done()
+	l.active.Add(1)
+	defer l.active.Add(-1)
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		return e.record(ctx, tx, l.ID, Action{Kind: "retry", Op: op.Seq, WithKey: &withKey, Fate: asked})
+	})
+	if err != nil {
+		return Operation{}, e.failed(l, "client: record retry", err)
+	}
+	if err := e.run(ctx, l, &op, fate, withKey, g); err != nil {
 		return Operation{}, err
 	}
 	return e.Operation(ctx, l, op.ID)
@@ -120,8 +161,10 @@ func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, f
 
 // run makes attempts of op: one, or under the automatic policy, until one
 // gets a final answer or the attempts run out, sleeping by the backoff
-// between them. Settings are read afresh before every attempt.
-func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, withKey bool) error {
+// between them. Settings are read afresh before every attempt. The first
+// attempt's slots are reserved by the caller; each retry reserves its own,
+// and the loop ends quietly when the server has none to give.
+func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, withKey bool, g *grant) error {
 	ctx, stop := e.bound(ctx)
 	defer stop()
 	s := l.Settings()
@@ -135,13 +178,13 @@ func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, with
 		if err != nil {
 			return err
 		}
-		status, after, err := e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+		status, after, err := e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond, g)
 		s = l.Settings()
 		if !retryable(status, err) || k >= tries || s.Retry.Mode != RetryAuto || ctx.Err() != nil {
 			return nil
 		}
 		var wait time.Duration
-		l.draw(func(r *mrand.Rand) { wait = s.Retry.Backoff(k, prev, r) })
+		l.draw(func(r *mrand.Rand, _ *mrand.ChaCha8) { wait = s.Retry.Backoff(k, prev, r) })
 		prev = wait
 		// Retry-After is honoured, up to the policy's cap.
 		wait = max(wait, min(after, time.Duration(s.Retry.CapMS)*time.Millisecond))
@@ -152,6 +195,10 @@ func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, with
 		case <-time.After(wait):
 		}
 		fate = s.Network // retries meet the network as it is set now
+		if err := g.more(copiesAtMost(fate)); err != nil {
+			e.emit(Event{Lab: l.ID, Kind: EventRetry, Operation: op, Retry: &RetryWait{Next: k + 1, Of: tries, Busy: true}})
+			return nil
+		}
 	}
 }
 
@@ -163,22 +210,35 @@ func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc
 	return ctx, func() { stop(); cancel() }
 }
 
+// maxRace is the most attempts a race sends at once.
+const maxRace = 64
+
 // Race sends n attempts of an operation at the same moment from n goroutines,
 // the way concurrent retries reach a server.
 func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operation, error) {
-	if n < 2 || n > 64 {
-		return Operation{}, Invalid(FieldError{"parallel", "must be an integer from 2 to 64"})
+	if n < 2 || n > maxRace {
+		return Operation{}, Invalid(FieldError{"parallel", fmt.Sprintf("must be an integer from 2 to %d", maxRace)})
 	}
 	op, err := e.Operation(ctx, l, opID)
 	if err != nil {
 		return Operation{}, err
 	}
-	if err := e.record(ctx, e.store.w, l.ID, Action{Kind: "race", Op: op.Seq, N: n}); err != nil {
-		return Operation{}, fmt.Errorf("client: record race: %w", err)
+	s := l.Settings()
+	g, err := e.reserve(l, n*copiesAtMost(s.Network))
+	if err != nil {
+		return Operation{}, err
+	}
+	defer g.done()
+	l.active.Add(1)
+	defer l.active.Add(-1)
+	err = e.store.tx(ctx, func(tx *sql.Tx) error {
+		return e.record(ctx, tx, l.ID, Action{Kind: "race", Op: op.Seq, N: n})
+	})
+	if err != nil {
+		return Operation{}, e.failed(l, "client: record race", err)
 	}
 	ctx, stop := e.bound(ctx)
 	defer stop()
-	s := l.Settings()
 	attempts := make([]*attemptState, n)
 	for i := range attempts { // keys and fates drawn in order: the race repeats with the seed
 		if attempts[i], err = e.begin(ctx, l, &op, e.keyFor(l, &op, true), l.nextFate(s.Network)); err != nil {
@@ -190,7 +250,7 @@ func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operatio
 	for _, as := range attempts {
 		wg.Go(func() {
 			<-start
-			e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+			e.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond, g)
 		})
 	}
 	close(start)
@@ -216,7 +276,7 @@ WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM
 		return Operation{}, Errorf(ENotFound, "This lab has no operation yet.")
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return Operation{}, Errorf(ENotFound, "There is no operation %q in this lab.", id)
+		return Operation{}, Errorf(ENotFound, "There is no operation %q in this lab.", clip(id))
 	}
 	if err != nil {
 		return Operation{}, fmt.Errorf("client: load operation %s: %w", id, err)

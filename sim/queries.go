@@ -10,14 +10,17 @@ import (
 // SQLite compiles each statement anew otherwise, and on the charge path that
 // compiling costs more than the writing.
 const (
+	// A payment's number is the next in its lab (found through the index
+	// on (lab_id, n)): the writer runs one insert at a time, so two never
+	// take the same.
 	sqlInsertPayment = `
-INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at)
-VALUES (?, ?, ?, ?, ?, ?) RETURNING id`
+INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, direct, created_at)
+VALUES (?1, COALESCE((SELECT MAX(n) FROM payments WHERE lab_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING n`
 
 	sqlInsertPaymentOnConflict = `
-INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (lab_id, dedup_key) DO NOTHING RETURNING id`
+INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, direct, created_at)
+VALUES (?1, COALESCE((SELECT MAX(n) FROM payments WHERE lab_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7)
+ON CONFLICT (lab_id, dedup_key) DO NOTHING RETURNING n`
 
 	sqlCheckKey = `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`
 

@@ -156,7 +156,7 @@ func (c *Claim) Complete(ctx context.Context, st Stored) error {
 // Release gives the key back after a failure, so the next retry may claim it
 // at once instead of waiting for the lock to time out.
 func (c *Claim) Release(ctx context.Context) error {
-	_, err := c.e.store.w.ExecContext(ctx,
+	_, err := c.e.store.exec(ctx,
 		`DELETE FROM idempotency_records WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'`,
 		c.lab, c.scope, c.key, c.token)
 	return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -15,7 +14,7 @@ import (
 
 // Action is one thing done to a lab that a scenario replays.
 type Action struct {
-	Kind     string         `json:"k"` // base, settings, charge, retry, race
+	Kind     string         `json:"k"` // base, settings, charge, retry, race, direct
 	Base     *Settings      `json:"b,omitempty"`
 	Settings *SettingsPatch `json:"s,omitempty"`
 	OrderID  string         `json:"o,omitempty"`
@@ -24,6 +23,7 @@ type Action struct {
 	Op       int            `json:"op,omitempty"` // the operation's number in the lab, from 1
 	WithKey  *bool          `json:"w,omitempty"`
 	N        int            `json:"n,omitempty"`
+	Key      *string        `json:"key,omitempty"` // direct: the Idempotency-Key sent, if any
 }
 
 // Scenario is a lab's settings at its start and what was done to it since.
@@ -38,27 +38,72 @@ const (
 	maxScenarioBytes   = 1 << 20
 )
 
-// record appends an action to the lab's list; "base" starts the list anew.
-func (e *Engine) record(ctx context.Context, q interface {
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, lab string, a Action) error {
-	if a.Kind == "base" {
-		if _, err := q.ExecContext(ctx, `DELETE FROM lab_actions WHERE lab_id = ?`, lab); err != nil {
+// record appends an action to the lab's list in tx; "base" starts the list
+// anew. Past MaxScenarioActions since the base, actions are counted but no
+// longer kept: no link could carry them.
+func (e *Engine) record(ctx context.Context, tx *sql.Tx, lab string, a Action) error {
+	base := a.Kind == "base"
+	var seq, baseSeq int64
+	err := tx.QueryRowContext(ctx, `
+UPDATE labs SET action_seq = action_seq + 1, base_seq = CASE WHEN ?1 THEN action_seq + 1 ELSE base_seq END
+WHERE id = ?2 RETURNING action_seq, base_seq`, base, lab).Scan(&seq, &baseSeq)
+	if err != nil {
+		return err
+	}
+	if base {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lab_actions WHERE lab_id = ?`, lab); err != nil {
 			return err
 		}
 	}
-	_, err := q.ExecContext(ctx, `
-INSERT INTO lab_actions (lab_id, seq, action)
-VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lab_actions WHERE lab_id = ?1), ?2)`, lab, mustJSON(a))
+	if seq-baseSeq > MaxScenarioActions {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?, ?, ?)`, lab, seq, mustJSON(a))
 	return err
 }
 
-// Scenario returns what the lab was given and what was done to it.
+// scenarioCache is a lab's scenario code as of one action.
+type scenarioCache struct {
+	seq     int64 // labs.action_seq the code was made at
+	actions int
+	code    string
+	ok      bool
+}
+
+// ScenarioCode returns the lab's scenario as a code for a link, and how many
+// actions it holds. ok is false when it holds more than a link carries (the
+// link could not be opened). The code is made once per change of the lab:
+// a page rendered again costs one read.
+func (e *Engine) ScenarioCode(ctx context.Context, l *Lab) (code string, actions int, ok bool, err error) {
+	var seq, baseSeq int64
+	err = e.store.r.QueryRowContext(ctx, `SELECT action_seq, base_seq FROM labs WHERE id = ?`, l.ID).Scan(&seq, &baseSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, false, noLab(l.ID)
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("scenario of %s: %w", l.ID, err)
+	}
+	if c := l.scenario.Load(); c != nil && c.seq == seq {
+		return c.code, c.actions, c.ok, nil
+	}
+	c := &scenarioCache{seq: seq, actions: int(seq - baseSeq)}
+	if c.actions <= MaxScenarioActions {
+		sc, err := e.Scenario(ctx, l)
+		if err != nil {
+			return "", 0, false, err
+		}
+		c.code, c.ok = e.encode(sc), true
+		c.actions = len(sc.Actions)
+	}
+	l.scenario.Store(c)
+	return c.code, c.actions, c.ok, nil
+}
+
+// Scenario returns what the lab was given and what was done to it since.
 func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
-	// The settings first: the lab's lock is never taken while a connection is
-	// held (UpdateSettings holds the lock while it waits for the connection).
 	sc := Scenario{Base: l.Settings(), Actions: []Action{}}
-	rows, err := e.store.r.QueryContext(ctx, `SELECT action FROM lab_actions WHERE lab_id = ? ORDER BY seq`, l.ID)
+	rows, err := e.store.r.QueryContext(ctx, `
+SELECT action FROM lab_actions WHERE lab_id = ?1 AND seq >= (SELECT base_seq FROM labs WHERE id = ?1) ORDER BY seq`, l.ID)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario of %s: %w", l.ID, err)
 	}
@@ -101,20 +146,15 @@ func (sc Scenario) encode(w *flate.Writer) string {
 	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }
 
-// ScenarioCode is sc.Encode with a deflate writer of the engine's: a new
-// writer allocates about a megabyte, and every render of a lab's page
-// encodes its scenario. ok is false, and nothing is encoded, when the
-// scenario does not fit in a link (it could not be opened).
-func (e *Engine) ScenarioCode(sc Scenario) (code string, ok bool) {
-	if !sc.shareable() {
-		return "", false
-	}
+// encode is sc.Encode with a deflate writer of the engine's: a new writer
+// allocates about a megabyte.
+func (e *Engine) encode(sc Scenario) string {
 	w, ok := e.flaters.Get().(*flate.Writer)
 	if !ok {
 		w, _ = flate.NewWriter(nil, flate.BestCompression)
 	}
 	defer e.flaters.Put(w)
-	return sc.encode(w), true
+	return sc.encode(w)
 }
 
 // DecodeScenario unpacks a scenario, or says why it cannot.
@@ -145,40 +185,34 @@ func DecodeScenario(code string) (Scenario, error) {
 	return sc, nil
 }
 
-// ScenarioLabID is the lab a scenario code rebuilds: the same code always
-// names the same lab, so opening a shared link twice builds it once.
-func ScenarioLabID(code string) string {
-	sum := sha256.Sum256([]byte("idemlab scenario\x00" + code))
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
-}
-
-// Rebuild makes the lab id from the scenario, unless it exists already, by
-// replaying its actions in order on its base settings.
-func (e *Engine) Rebuild(ctx context.Context, id string, sc Scenario) (*Lab, error) {
-	if l, err := e.Lab(ctx, id); err == nil {
-		return l, nil
-	}
-	if err := sc.Base.Validate(); err != nil {
-		return nil, err
-	}
-	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at) VALUES (?, ?, ?)`, id, mustJSON(sc.Base), e.stamp()); err != nil {
-			return err
-		}
-		base := sc.Base
-		return e.record(ctx, tx, id, Action{Kind: "base", Base: &base})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rebuild %s: %w", id, err)
-	}
-	l, err := e.Lab(ctx, id)
+// OpenScenario builds a new private lab of the opener's own from the
+// scenario, replaying its actions in order on its base settings, and
+// returns it only once it is whole. A rebuild that is refused half-way (a
+// bad action), or whose opener hangs up, leaves no lab behind: the lab is
+// of kind "building", unseen by the lab's housekeeping and removed at the
+// next start if the server dies meanwhile, until it is done.
+func (e *Engine) OpenScenario(ctx context.Context, sc Scenario) (*Lab, error) {
+	l, err := e.createLab(ctx, kindBuilding, sc.Base)
 	if err != nil {
 		return nil, err
 	}
-	for i, a := range sc.Actions {
-		if err := e.replay(ctx, l, a); err != nil {
-			return l, fmt.Errorf("rebuild %s: action %d: %w", id, i+1, err)
+	built := func() error {
+		for i, a := range sc.Actions {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := e.replay(ctx, l, a); err != nil {
+				return fmt.Errorf("action %d: %w", i+1, err)
+			}
 		}
+		_, err := e.store.exec(ctx, `UPDATE labs SET kind = ? WHERE id = ? AND kind = ?`, kindPrivate, l.ID, kindBuilding)
+		return err
+	}()
+	if built != nil {
+		if err := e.remove(context.WithoutCancel(ctx), l.ID); err != nil && ErrorCode(err) != ENotFound {
+			e.log.Warn("remove a scenario's half-built lab", "lab", l.ID, "err", err)
+		}
+		return nil, built
 	}
 	return l, nil
 }
@@ -193,6 +227,9 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 		return err
 	case "charge":
 		_, err := e.StartOperation(ctx, l, OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate})
+		return err
+	case "direct":
+		_, err := e.ChargeRequest(ctx, l, Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})
 		return err
 	case "retry", "race":
 		id, err := e.operationID(ctx, l, a.Op)
@@ -218,7 +255,7 @@ func (e *Engine) operationID(ctx context.Context, l *Lab, seq int) (string, erro
 	var id string
 	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM operations WHERE lab_id = ? AND seq = ?`, l.ID, seq).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", Errorf(ENotFound, "There is no operation number %d in this lab.", seq)
+		return "", Invalid(FieldError{Field: "op", Detail: fmt.Sprintf("names operation %d, which the scenario has not made", seq)})
 	}
 	return id, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -14,8 +15,22 @@ const maxBatch = 64
 // errClosed is what a write gets after the store has closed.
 var errClosed = errors.New("store: closed")
 
+// PanicError is what a writing transaction whose function panicked returns:
+// its batch rolled back, and the writer went on with the next.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("store: a transaction panicked: %v", p.Value) }
+
+// errBatchFailed is what the other transactions of a batch get when one of
+// them panicked: the whole batch rolled back, and they may be retried.
+var errBatchFailed = errors.New("store: another transaction of the same commit failed; nothing was written")
+
 // txJob is one writing transaction waiting for its turn.
 type txJob struct {
+	ctx  context.Context
 	fn   func(*sql.Tx) error
 	done chan error    // its result, when another transaction's caller ran it
 	lead chan struct{} // told to run the queue itself
@@ -31,6 +46,11 @@ type txJob struct {
 // ON CONFLICT and the replay claim are those of serial transactions; what
 // is shared is the commit (BEGIN, the WAL write), most of a small
 // transaction's cost.
+//
+// A job whose context ends while it waits leaves the queue without running.
+// A job that panics rolls its whole batch back (the connection's state after
+// a panic is not to be trusted with the others' writes): it gets a
+// *PanicError, the others errBatchFailed, and the writer stays usable.
 type writer struct {
 	db *sql.DB
 	q  *queries
@@ -44,8 +64,11 @@ type writer struct {
 func newWriter(db *sql.DB, q *queries) *writer { return &writer{db: db, q: q} }
 
 // run runs fn in a writing transaction and returns its result.
-func (w *writer) run(fn func(*sql.Tx) error) error {
-	j := &txJob{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+func (w *writer) run(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j := &txJob{ctx: ctx, fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -58,6 +81,16 @@ func (w *writer) run(fn func(*sql.Tx) error) error {
 		case err := <-j.done:
 			return err
 		case <-j.lead:
+		case <-ctx.Done():
+			if w.leave(j) {
+				return ctx.Err()
+			}
+			// Too late to leave: a leader holds it, or is handing over to it.
+			select {
+			case err := <-j.done:
+				return err
+			case <-j.lead:
+			}
 		}
 		w.mu.Lock()
 	}
@@ -78,16 +111,36 @@ func (w *writer) run(fn func(*sql.Tx) error) error {
 			b.done <- errs[i]
 		}
 	}
+	w.handOver()
+	return mine
+}
+
+// leave takes j out of the queue if it is still there, waiting.
+func (w *writer) leave(j *txJob) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, q := range w.queue {
+		if q == j && (i > 0 || !w.handing(j)) {
+			w.queue = append(w.queue[:i:i], w.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// handing reports whether j, at the head of the queue, was told to lead.
+func (w *writer) handing(j *txJob) bool { return len(j.lead) > 0 }
+
+// handOver passes the writer to the job at the head of the queue, or marks
+// it idle.
+func (w *writer) handOver() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.queue) > 0 {
-		next := w.queue[0]
-		w.mu.Unlock()
-		next.lead <- struct{}{}
-		return mine
+		w.queue[0].lead <- struct{}{}
+		return
 	}
 	w.busy = false
-	w.mu.Unlock()
-	return mine
 }
 
 // close refuses new transactions; those queued still run.
@@ -108,16 +161,35 @@ func (w *writer) commit(batch []*txJob) []error {
 		}
 		return errs
 	}
-	if len(batch) == 1 {
-		if err := batch[0].fn(tx); err != nil {
-			errs[0] = errors.Join(err, tx.Rollback())
-			return errs
+	panicked := -1
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			errs[i] = err // its caller has gone: nothing of it is written
+			continue
 		}
-		errs[0] = tx.Commit()
+		if len(batch) == 1 {
+			errs[i] = call(j.fn, tx)
+		} else {
+			errs[i] = w.inSavepoint(ctx, tx, j.fn)
+		}
+		var pe *PanicError
+		if errors.As(errs[i], &pe) {
+			panicked = i
+			break
+		}
+	}
+	if panicked >= 0 {
+		rerr := tx.Rollback()
+		for i := range errs {
+			if i != panicked {
+				errs[i] = errors.Join(errBatchFailed, rerr)
+			}
+		}
 		return errs
 	}
-	for i, j := range batch {
-		errs[i] = w.inSavepoint(ctx, tx, j.fn)
+	if len(batch) == 1 && errs[0] != nil {
+		errs[0] = errors.Join(errs[0], tx.Rollback())
+		return errs
 	}
 	if err := tx.Commit(); err != nil {
 		for i := range errs {
@@ -129,12 +201,26 @@ func (w *writer) commit(batch []*txJob) []error {
 	return errs
 }
 
+// call runs fn, turning a panic into a *PanicError.
+func call(fn func(*sql.Tx) error, tx *sql.Tx) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn(tx)
+}
+
 // inSavepoint runs fn so that its failure undoes only its own writes.
 func (w *writer) inSavepoint(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
 	if _, err := in(ctx, tx, w.q.savepoint).ExecContext(ctx); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
-	err := fn(tx)
+	err := call(fn, tx)
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return err // the whole transaction rolls back
+	}
 	if err != nil {
 		if _, rerr := in(ctx, tx, w.q.rollbackTo).ExecContext(ctx); rerr != nil {
 			err = errors.Join(err, rerr)

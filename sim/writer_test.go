@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,10 +20,7 @@ func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	insert := func(tx *sql.Tx, order string, dedup any) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO payments (lab_id, order_id, amount, dedup_key, created_at) VALUES ('t', ?, 1, ?, 'now')`, order, dedup)
-		return err
-	}
+	insert := testTable(t, s)
 	failure := errors.New("job failed after writing")
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -66,7 +64,7 @@ func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
 		}
 	}
 	count := func(order string) (n int) {
-		s.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM payments WHERE order_id = ?`, order).Scan(&n)
+		s.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE name = ?`, order).Scan(&n)
 		return n
 	}
 	if got := count("doomed"); got != 0 {
@@ -88,5 +86,133 @@ func TestWriterRefusesAfterClose(t *testing.T) {
 	s.Close()
 	if err := s.tx(context.Background(), func(*sql.Tx) error { return nil }); !errors.Is(err, errClosed) {
 		t.Errorf("tx after close: %v, want errClosed", err)
+	}
+}
+
+// testTable makes a table of the writer's tests' own, with a UNIQUE column,
+// and returns a function that inserts a row in it.
+func testTable(t *testing.T, s *Store) func(tx *sql.Tx, name string, unique any) error {
+	t.Helper()
+	if _, err := s.exec(context.Background(), `CREATE TABLE jobs (name TEXT NOT NULL, k TEXT UNIQUE)`); err != nil {
+		t.Fatal(err)
+	}
+	return func(tx *sql.Tx, name string, unique any) error {
+		_, err := tx.Exec(`INSERT INTO jobs (name, k) VALUES (?, ?)`, name, unique)
+		return err
+	}
+}
+
+func countJobs(t *testing.T, s *Store) (n int) {
+	t.Helper()
+	if err := s.r.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A transaction that panics rolls back with its batch, its caller gets a
+// PanicError, and the writer goes on: later writes work (a panic used to
+// leave the writer busy for ever).
+func TestWriterSurvivesPanic(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	insert := testTable(t, s)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { s.tx(ctx, func(tx *sql.Tx) error { <-release; return insert(tx, "before", nil) }) })
+	time.Sleep(20 * time.Millisecond)
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = s.tx(ctx, func(tx *sql.Tx) error {
+				if err := insert(tx, "batch", nil); err != nil {
+					return err
+				}
+				if i == 1 {
+					panic("boom")
+				}
+				return nil
+			})
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	var pe *PanicError
+	if !errors.As(errs[1], &pe) || pe.Value != "boom" {
+		t.Errorf("the panicking transaction got %v, want a PanicError", errs[1])
+	}
+	for _, i := range []int{0, 2} {
+		if errs[i] == nil {
+			t.Errorf("job %d of the panicked batch committed; the batch must roll back whole", i)
+		}
+	}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return insert(tx, "after", nil) }); err != nil {
+		t.Fatalf("a write after the panic: %v", err)
+	}
+	if got := countJobs(t, s); got != 2 { // before, after
+		t.Errorf("%d rows, want 2 (nothing of the panicked batch)", got)
+	}
+	// Alone in its batch, too.
+	if err := s.tx(ctx, func(tx *sql.Tx) error { insert(tx, "alone", nil); panic("again") }); !errors.As(err, &pe) {
+		t.Errorf("a lone panic: %v, want a PanicError", err)
+	}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return insert(tx, "after2", nil) }); err != nil {
+		t.Fatalf("a write after the second panic: %v", err)
+	}
+	if got := countJobs(t, s); got != 3 {
+		t.Errorf("%d rows, want 3", got)
+	}
+}
+
+// A write whose context ends while it waits for the writer leaves the queue
+// at once, without running, and the writer goes on with the others.
+func TestWriterHonoursContextWhileQueued(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	insert := testTable(t, s)
+	release := make(chan struct{})
+	held := make(chan error, 1)
+	go func() { held <- s.tx(ctx, func(tx *sql.Tx) error { <-release; return insert(tx, "holder", nil) }) }()
+	time.Sleep(20 * time.Millisecond)
+
+	cctx, cancel := context.WithCancel(ctx)
+	queued := make(chan error, 1)
+	ran := false
+	go func() { queued <- s.tx(cctx, func(tx *sql.Tx) error { ran = true; return insert(tx, "cancelled", nil) }) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-queued:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the cancelled write: %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled write still waits for the writer")
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return insert(tx, "next", nil) }); err != nil {
+		t.Fatalf("a write after the cancelled one: %v", err)
+	}
+	if ran {
+		t.Error("the cancelled write ran")
+	}
+	if got := countJobs(t, s); got != 2 {
+		t.Errorf("%d rows, want 2", got)
+	}
+	// A context that has ended before the call runs nothing.
+	if err := s.tx(cctx, func(tx *sql.Tx) error { return insert(tx, "late", nil) }); !errors.Is(err, context.Canceled) {
+		t.Errorf("a write with an ended context: %v", err)
 	}
 }

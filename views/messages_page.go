@@ -62,6 +62,8 @@ var pageMessages = map[string]message{
 	"alert.line.purchases":  {"charged %d %s for %d %s.", "списан %d %s за %d %s."},
 	"alert.purchases":       {"purchase|purchases", "покупку|покупки|покупок"},
 	"alert.times":           {"time|times", "раз|раза|раз"},
+	"alert.more":            {"…and %d more %s charged more than once.", "…и ещё %d %s с повторным списанием."},
+	"alert.orders":          {"order|orders", "заказ|заказа|заказов"},
 	"ledger.some":           {"%d of %d payments, newest first", "%d из %d платежей, новые сверху"},
 	"ledger.all":            {"Payments, newest first", "Платежи, новые сверху"},
 	"ledger.amount":         {"Amount", "Сумма"},

@@ -40,8 +40,17 @@ type LedgerView struct {
 	Payments []PaymentRow // newest first, at most 100
 	Count    int64        // of the whole ledger
 	Total    int64
-	Doubles  []DoubleCharge
+	Doubles  []DoubleCharge // the first orders charged more than once, at most MaxDoubles
+	// Doubled is how many orders were charged more than once in all;
+	// Over, how many of them more often than they were bought.
+	Doubled, Over int64
 }
+
+// MaxDoubles is how many doubly charged orders the alert names.
+const MaxDoubles = 10
+
+// More is how many doubly charged orders the alert does not name.
+func (l LedgerView) More() int64 { return l.Doubled - int64(len(l.Doubles)) }
 
 // PaymentRow is one row of the payments table.
 type PaymentRow struct {
@@ -66,14 +75,7 @@ type DoubleCharge struct {
 func (d DoubleCharge) Covered() bool { return d.Purchases >= d.Times }
 
 // Overcharged reports whether any order was charged more often than bought.
-func (l LedgerView) Overcharged() bool {
-	for _, d := range l.Doubles {
-		if !d.Covered() {
-			return true
-		}
-	}
-	return false
-}
+func (l LedgerView) Overcharged() bool { return l.Over > 0 }
 
 // LogLine is one line of the event log.
 type LogLine struct {

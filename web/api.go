@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,12 +31,30 @@ func withLab(engine *sim.Engine) echo.MiddlewareFunc {
 
 func labOf(c echo.Context) *sim.Lab { return c.Get(labKey).(*sim.Lab) }
 
+// healthWait is how long /healthz waits for the ledger to take its write.
+const healthWait = 2 * time.Second
+
+// handleHealth answers 200 when the ledger can be written now, 503 when not
+// (a full disk, a writer stuck): what a load balancer needs to know.
 func handleHealth(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := engine.Ping(c.Request().Context()); err != nil {
-			return err
+		ctx, cancel := context.WithTimeout(c.Request().Context(), healthWait)
+		defer cancel()
+		if err := engine.Health(ctx); err != nil {
+			c.Response().Header().Set("Retry-After", "5")
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "The ledger cannot be written."})
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+// handleDeleteLab removes a private lab and everything in it.
+func handleDeleteLab(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := engine.DeleteLab(c.Request().Context(), c.Param("lab")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
 	}
 }
 
@@ -130,20 +150,13 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		ch.Key = key
-		l := labOf(c)
-		res, err := engine.ChargeRequest(c.Request().Context(), l, ch)
+		ch.Direct = c.Request().Header.Get(sim.AttemptHeader) == ""
+		res, err := engine.ChargeRequest(c.Request().Context(), labOf(c), ch)
 		if err != nil {
 			return err
 		}
 		h := c.Response().Header()
-		switch res.Outcome {
-		case sim.OutcomeDuplicate:
-			return c.JSON(http.StatusOK, map[string]any{
-				"status":          "duplicate",
-				"idempotency_key": ch.Key,
-				"detail":          "A charge with this key was already made; no new charge.",
-			})
-		case sim.OutcomeReplayed:
+		if res.Replayed {
 			h.Set("Idempotent-Replayed", "true")
 		}
 		if res.Location != "" {

@@ -17,22 +17,29 @@ import (
 // pageRows is how many payments the page shows.
 const pageRows = 100
 
-// labPage gathers everything the lab's page shows.
+// labPage gathers everything the lab's page shows. Each part is bounded
+// (the newest payments, the first doubly charged orders, the latest
+// operation, the lab's kept counts): a page costs the same whatever the
+// lab's history.
 func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (views.LabPage, error) {
 	s := l.Settings()
 	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s)}
 	for _, c := range sim.Checklist(s) {
 		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
 	}
-	ps, count, total, err := engine.Payments(ctx, l, pageRows, 0)
+	ps, _, _, err := engine.Payments(ctx, l, pageRows, 0)
 	if err != nil {
 		return p, err
 	}
-	doubles, err := engine.DoubleCharges(ctx, l)
+	t, err := engine.Totals(ctx, l)
 	if err != nil {
 		return p, err
 	}
-	p.Ledger = ledgerView(ps, count, total, doubles)
+	doubles, err := engine.DoubleCharges(ctx, l, views.MaxDoubles)
+	if err != nil {
+		return p, err
+	}
+	p.Ledger = ledgerView(ps, t, doubles)
 	op, err := engine.Operation(ctx, l, sim.LatestOperation)
 	switch {
 	case err == nil:
@@ -43,12 +50,12 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	default:
 		return p, err
 	}
-	sc, err := engine.Scenario(ctx, l)
+	code, actions, ok, err := engine.ScenarioCode(ctx, l)
 	if err != nil {
 		return p, err
 	}
-	p.Actions, p.MaxActions = len(sc.Actions), sim.MaxScenarioActions
-	if code, ok := engine.ScenarioCode(sc); ok {
+	p.Actions, p.MaxActions = actions, sim.MaxScenarioActions
+	if ok {
 		p.Scenario = scenarioPath(code)
 	}
 	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
@@ -67,8 +74,8 @@ func settingsView(s sim.Settings) views.SettingsView {
 	}
 }
 
-func ledgerView(ps []sim.Payment, count, total int64, doubles []sim.DoubleCharge) views.LedgerView {
-	v := views.LedgerView{Count: count, Total: total}
+func ledgerView(ps []sim.Payment, t sim.Totals, doubles []sim.DoubleCharge) views.LedgerView {
+	v := views.LedgerView{Count: t.Payments, Total: t.Total, Doubled: t.Doubled, Over: t.Overcharged}
 	// Which charge of its order each row is: count from the oldest shown.
 	seen := map[string]int{}
 	rows := make([]views.PaymentRow, len(ps))
@@ -369,7 +376,10 @@ func handleEvents(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		lang := views.LangOf(ctx)
-		s, unsubscribe := hub.subscribe(l.ID, lang)
+		s, unsubscribe, err := hub.subscribe(l.ID, lang)
+		if err != nil {
+			return err
+		}
 		defer unsubscribe()
 		first, err := hub.partials(ctx, l.ID, lang)
 		if err != nil {
@@ -402,9 +412,20 @@ func handleEvents(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 				return nil
 			case <-hub.closed:
 				return nil
-			case m := <-s.ch:
-				if err := write(m.event, m.data); err != nil {
-					return nil
+			case <-s.wake:
+				swap, sets, gone := s.take()
+				if gone {
+					return nil // the lab was removed; the page learns it when it reconnects
+				}
+				if sets != nil {
+					if err := write("settings", sets); err != nil {
+						return nil
+					}
+				}
+				if swap != nil {
+					if err := write("", swap); err != nil {
+						return nil
+					}
 				}
 			case <-tick.C:
 				if _, err := c.Response().Write([]byte(": keep-alive\n\n")); err != nil {

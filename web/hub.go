@@ -20,52 +20,67 @@ const logKeep = 60
 // them: a race of 64 attempts becomes a few updates, not a hundred.
 const coalesce = 25 * time.Millisecond
 
+// feedIdle is how long a lab's feed (its log, for pages opened later) is
+// kept after its last event when no page of it is open.
+const feedIdle = 10 * time.Minute
+
+// renderAtOnce bounds how many labs render at the same moment.
+const renderAtOnce = 8
+
 // Hub fans a lab's changes out to every open page of it over Server-Sent
-// Events. Each change renders the lab's regions once; every stream of the
-// lab gets the same bytes. A slow stream only ever holds the latest state.
+// Events. Each change renders the lab's regions once per language; every
+// stream of the lab gets the same bytes. Each lab renders on its own,
+// one render at a time per lab: a big or busy lab never delays another's
+// updates, and a lab's updates never overtake each other. A slow stream
+// only ever holds the latest state.
 type Hub struct {
 	engine *sim.Engine
 	log    *slog.Logger
+	max    int // streams at most, across all labs
 
-	mu     sync.Mutex
-	labs   map[string]*labFeed
-	dirty  map[string]bool
-	kick   chan struct{}
-	closed chan struct{}
-	done   chan struct{}
+	mu      sync.Mutex
+	labs    map[string]*labFeed
+	streams int
+	closed  chan struct{}
+	wg      sync.WaitGroup // renders and the sweeper
+	slots   chan struct{}  // renders running
 }
 
-// labFeed is one lab's log and streams.
+// labFeed is one lab's log, streams and rendering state.
 type labFeed struct {
-	log      []views.LogLine // newest first
-	streams  map[*stream]struct{}
-	progress views.Msg
-	settings *sim.Settings // last seen, to name what changed
+	log       []views.LogLine // newest first
+	streams   map[*stream]struct{}
+	progress  views.Msg
+	settings  *sim.Settings // last seen, to name what changed
+	last      time.Time     // of the last event
+	rendering bool          // a render of this lab is on its way
+	again     bool          // something changed while it was
 }
 
-// stream is one open page: it holds at most one message, the newest.
+// stream is one open page. It holds the newest message of each kind (a
+// swap of the regions, the settings): a page that falls behind gets the
+// latest state, never an older one, and never loses a settings change.
 type stream struct {
-	ch   chan message
 	lang views.Lang // the page's language
+	mu   sync.Mutex
+	swap []byte
+	sets []byte
+	gone bool          // the lab was removed: the stream ends
+	wake chan struct{} // something new is held
 }
 
-// message is one SSE message: an event name ("" for a swap) and its data.
-type message struct {
-	event string
-	data  []byte
-}
-
-// NewHub returns a hub over the engine's events and starts its renderer;
-// Close stops it and ends every stream.
-func NewHub(engine *sim.Engine, logger *slog.Logger) *Hub {
-	h := &Hub{engine: engine, log: logger, labs: map[string]*labFeed{}, dirty: map[string]bool{},
-		kick: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
+// NewHub returns a hub over the engine's events; Close stops it and ends
+// every stream. max bounds the streams open at once.
+func NewHub(engine *sim.Engine, logger *slog.Logger, max int) *Hub {
+	h := &Hub{engine: engine, log: logger, max: max, labs: map[string]*labFeed{},
+		closed: make(chan struct{}), slots: make(chan struct{}, renderAtOnce)}
 	engine.Observe(h.notify)
-	go h.render()
+	h.wg.Add(1)
+	go h.sweep()
 	return h
 }
 
-// Close ends every stream and stops the renderer.
+// Close ends every stream and waits for the renders under way.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	select {
@@ -76,23 +91,34 @@ func (h *Hub) Close() {
 	}
 	close(h.closed)
 	h.mu.Unlock()
-	<-h.done
+	h.wg.Wait()
 }
 
 func (h *Hub) feed(lab string) *labFeed {
 	f, ok := h.labs[lab]
 	if !ok {
-		f = &labFeed{streams: map[*stream]struct{}{}}
+		f = &labFeed{streams: map[*stream]struct{}{}, last: time.Now()}
 		h.labs[lab] = f
 	}
 	return f
 }
 
-// notify is told of every engine event; it records the log line and marks
-// the lab for rendering, without blocking.
+// notify is told of every engine event; it records the log line and starts
+// the lab's render, without blocking.
 func (h *Hub) notify(ev sim.Event) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.Kind == sim.EventGone {
+		if f, ok := h.labs[ev.Lab]; ok {
+			for s := range f.streams {
+				s.end()
+			}
+			delete(h.labs, ev.Lab)
+		}
+		return
+	}
 	f := h.feed(ev.Lab)
+	f.last = time.Now()
 	switch ev.Kind {
 	case sim.EventReset:
 		f.log, f.progress = nil, views.Msg{}
@@ -103,36 +129,38 @@ func (h *Hub) notify(ev sim.Event) {
 			f.progress = views.Msg{}
 		}
 	}
-	var settingsMsg []byte
-	if ev.Kind == sim.EventSettings && ev.Settings != nil {
-		settingsMsg, _ = json.Marshal(settingsView(*ev.Settings))
-	}
 	for _, text := range describe(ev, f.settings) {
 		line := views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg}
 		f.log = append([]views.LogLine{line}, f.log...)
 	}
 	if len(f.log) > logKeep {
-		f.log = f.log[:logKeep]
+		f.log = f.log[:logKeep:logKeep]
 	}
-	if ev.Kind == sim.EventSettings {
+	if ev.Kind == sim.EventSettings && ev.Settings != nil {
 		f.settings = ev.Settings
-	}
-	if settingsMsg != nil {
+		msg, _ := json.Marshal(settingsView(*ev.Settings))
 		for s := range f.streams {
-			s.send(message{event: "settings", data: settingsMsg})
+			s.put(nil, msg)
 		}
 	}
-	h.dirty[ev.Lab] = true
-	h.mu.Unlock()
-	select {
-	case h.kick <- struct{}{}:
-	default:
+	if len(f.streams) == 0 {
+		return // no page to update: a page opened later renders itself
 	}
+	if f.rendering {
+		f.again = true
+		return
+	}
+	f.rendering = true
+	h.wg.Add(1)
+	go h.render(ev.Lab)
 }
 
 func retryProgress(r *sim.RetryWait) views.Msg {
-	if r == nil {
+	switch {
+	case r == nil:
 		return views.Msg{}
+	case r.Busy:
+		return views.M("log.progress.busy", r.Next, r.Of)
 	}
 	return views.M("log.progress", r.Next, r.Of, r.Delay.Milliseconds())
 }
@@ -141,50 +169,63 @@ func retryProgress(r *sim.RetryWait) views.Msg {
 func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f := h.feed(lab)
+	f, ok := h.labs[lab]
+	if !ok {
+		return nil, views.Msg{}
+	}
 	return append([]views.LogLine(nil), f.log...), f.progress
 }
 
-// render renders each dirty lab that has streams and sends the result to
-// all of them, until the hub closes.
-func (h *Hub) render() {
-	defer close(h.done)
+// render renders the lab for its streams, once per language, after the
+// gathering window, and again as long as something changed meanwhile.
+func (h *Hub) render(lab string) {
+	defer h.wg.Done()
 	for {
-		select {
-		case <-h.closed:
-			return
-		case <-h.kick:
-		}
 		select {
 		case <-h.closed:
 			return
 		case <-time.After(coalesce):
 		}
-		h.mu.Lock()
-		type target struct {
-			lab  string
-			lang views.Lang
+		select {
+		case <-h.closed:
+			return
+		case h.slots <- struct{}{}:
 		}
-		var targets []target
-		for lab := range h.dirty {
+		h.mu.Lock()
+		f, ok := h.labs[lab]
+		var langs []views.Lang
+		if ok {
+			f.again = false
 			seen := map[views.Lang]bool{}
-			for s := range h.feed(lab).streams {
+			for s := range f.streams {
 				if !seen[s.lang] {
 					seen[s.lang] = true
-					targets = append(targets, target{lab, s.lang})
+					langs = append(langs, s.lang)
 				}
 			}
 		}
-		clear(h.dirty)
 		h.mu.Unlock()
-		for _, t := range targets { // once per lab and language, for all its streams
-			data, err := h.partials(context.Background(), t.lab, t.lang)
+		for _, lang := range langs {
+			data, err := h.partials(context.Background(), lab, lang)
 			if err != nil {
-				h.log.Warn("render lab for streams", "lab", t.lab, "err", err)
+				if sim.ErrorCode(err) != sim.ENotFound {
+					h.log.Warn("render lab for streams", "lab", lab, "err", err)
+				}
 				continue
 			}
-			h.broadcast(t.lab, t.lang, message{data: data})
+			h.broadcast(lab, lang, data)
 		}
+		<-h.slots
+		h.mu.Lock()
+		f, ok = h.labs[lab]
+		if !ok || !f.again || len(f.streams) == 0 {
+			if ok {
+				f.rendering, f.again = false, false
+			}
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
 	}
 }
 
@@ -206,43 +247,100 @@ func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte
 	return buf.Bytes(), nil
 }
 
-func (h *Hub) broadcast(lab string, lang views.Lang, m message) {
+func (h *Hub) broadcast(lab string, lang views.Lang, data []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.feed(lab).streams {
+	f, ok := h.labs[lab]
+	if !ok {
+		return
+	}
+	for s := range f.streams {
 		if s.lang == lang {
-			s.send(m)
+			s.put(data, nil)
 		}
 	}
 }
 
 // subscribe opens a stream of the lab; the returned function closes it.
-func (h *Hub) subscribe(lab string, lang views.Lang) (*stream, func()) {
-	s := &stream{ch: make(chan message, 4), lang: lang}
+// Past the server's limit it answers EBusy.
+func (h *Hub) subscribe(lab string, lang views.Lang) (*stream, func(), error) {
+	s := &stream{lang: lang, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
-	h.feed(lab).streams[s] = struct{}{}
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	if h.streams >= h.max {
+		return nil, nil, sim.Busy("max-streams", 5*time.Second, "The server has as many live pages open as it may (%d); the page will try again.", h.max)
+	}
+	h.streams++
+	f := h.feed(lab)
+	f.streams[s] = struct{}{}
 	return s, func() {
 		h.mu.Lock()
-		delete(h.feed(lab).streams, s)
+		defer h.mu.Unlock()
+		h.streams--
+		if f, ok := h.labs[lab]; ok {
+			delete(f.streams, s)
+		}
+	}, nil
+}
+
+// sweep lets go of the feeds of labs with no page open and no event for
+// feedIdle, until the hub closes: a server that has served a million labs
+// holds no more than one that served ten.
+func (h *Hub) sweep() {
+	defer h.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.closed:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		for lab, f := range h.labs {
+			if len(f.streams) == 0 && !f.rendering && time.Since(f.last) > feedIdle {
+				delete(h.labs, lab)
+			}
+		}
 		h.mu.Unlock()
 	}
 }
 
-// send queues m, dropping the oldest queued message when the stream lags:
-// every swap message carries the whole state, so only the newest matters.
-func (s *stream) send(m message) {
-	for {
-		select {
-		case s.ch <- m:
-			return
-		default:
-		}
-		select {
-		case <-s.ch:
-		default:
-		}
+// put keeps the newest swap and settings message (nil leaves one as is)
+// and wakes the stream's writer.
+func (s *stream) put(swap, sets []byte) {
+	s.mu.Lock()
+	if swap != nil {
+		s.swap = swap
 	}
+	if sets != nil {
+		s.sets = sets
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end tells the stream its lab is gone.
+func (s *stream) end() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what the stream holds and empties it.
+func (s *stream) take() (swap, sets []byte, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	swap, sets, gone = s.swap, s.sets, s.gone
+	s.swap, s.sets = nil, nil
+	return swap, sets, gone
 }
 
 // sseData writes data as SSE "data:" lines.

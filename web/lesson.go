@@ -16,7 +16,7 @@ import (
 // said in words, what the article expects and how the ledger compares now.
 func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.LessonView, error) {
 	st := l.Lesson()
-	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next}
+	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next, State: "idle"}
 	if st.N == 0 {
 		return v, nil
 	}

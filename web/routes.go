@@ -46,7 +46,11 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	lab := withLab(engine)
 	once := idempotent(engine)
 	api := e.Group("/api/v1")
-	api.POST("/labs", handleCreateLab(engine), once)
+	// Creating a lab is not replayed: a key shared by two callers must not
+	// hand one the other's private lab. A retry makes a second lab, which
+	// idles out.
+	api.POST("/labs", handleCreateLab(engine))
+	api.DELETE("/labs/:lab", handleDeleteLab(engine))
 	get(api, "/labs/:lab/settings", handleGetSettings(), lab)
 	api.PATCH("/labs/:lab/settings", handlePatchSettings(engine), lab)
 	api.POST("/labs/:lab/charges", handleCharge(engine), lab)

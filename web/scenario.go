@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,34 +15,31 @@ func scenarioPath(code string) string { return "/s/" + code }
 // rebuilds it.
 func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sc, err := engine.Scenario(c.Request().Context(), labOf(c))
+		code, actions, ok, err := engine.ScenarioCode(c.Request().Context(), labOf(c))
 		if err != nil {
 			return err
 		}
-		out := map[string]any{"code": nil, "url": nil, "actions": len(sc.Actions), "max_actions": sim.MaxScenarioActions}
-		if code, ok := engine.ScenarioCode(sc); ok {
+		out := map[string]any{"code": nil, "url": nil, "actions": actions, "max_actions": sim.MaxScenarioActions}
+		if ok {
 			out["code"], out["url"] = code, scenarioPath(code)
 		}
 		return c.JSON(http.StatusOK, out)
 	}
 }
 
-// handleScenario rebuilds the lab a scenario code names, once, and sends
-// the browser to it. The same code always names the same lab.
+// handleScenario builds a new lab of the opener's own from a scenario code,
+// whole, and sends the browser to it. Every opener gets a lab of their own,
+// and rebuilds of different links never wait on each other.
 func handleScenario(engine *sim.Engine) echo.HandlerFunc {
-	var mu sync.Mutex // one rebuild at a time: two browsers opening one link build one lab
 	return func(c echo.Context) error {
 		sc, err := sim.DecodeScenario(c.Param("code"))
 		if err != nil {
 			return err
 		}
-		id := sim.ScenarioLabID(c.Param("code"))
-		mu.Lock()
-		_, err = engine.Rebuild(c.Request().Context(), id, sc)
-		mu.Unlock()
+		l, err := engine.OpenScenario(c.Request().Context(), sc)
 		if err != nil {
 			return err
 		}
-		return c.Redirect(http.StatusSeeOther, labBase(id))
+		return c.Redirect(http.StatusSeeOther, labBase(l.ID))
 	}
 }

@@ -64,14 +64,18 @@ func TestScenarioRebuildsTheLedger(t *testing.T) {
 	if d := cmp.Diff(fates(a), fates(b)); d != "" {
 		t.Errorf("rebuilt attempts differ (-original +rebuilt):\n%s", d)
 	}
-	// Opening the link again builds nothing new.
+	// Every opener gets a lab of their own, with the same ledger: what one
+	// does in theirs, the next opener never sees.
+	s.must(http.StatusNoContent, "POST", b+"/reset", "")
 	resp, _ = fresh.Get(s.URL + url)
 	resp.Body.Close()
-	if resp.Header.Get("Location") != loc {
-		t.Errorf("the second opening went to %q, want %q", resp.Header.Get("Location"), loc)
+	loc2 := resp.Header.Get("Location")
+	if loc2 == loc || !strings.HasPrefix(loc2, "/labs/") {
+		t.Fatalf("the second opening went to %q, want a new lab (the first: %q)", loc2, loc)
 	}
-	if l := s.ledger(b); l.Count != s.ledger(a).Count {
-		t.Errorf("opening the link twice changed the rebuilt lab: %d", l.Count)
+	c := "/api/v1/labs/" + strings.TrimPrefix(loc2, "/labs/")
+	if d := cmp.Diff(s.ledger(a), s.ledger(c), ignore); d != "" {
+		t.Errorf("the second opener's ledger differs (-original +rebuilt):\n%s", d)
 	}
 	// A damaged code is refused with a 400 and builds nothing.
 	r2 := s.do("GET", "/s/not-a-scenario", "")

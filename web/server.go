@@ -67,7 +67,7 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	}))
 	e.Use(limitBody)
 	e.Use(sameOriginWrites)
-	hub := NewHub(engine, logger)
+	hub := NewHub(engine, logger, opts.MaxStreams)
 	addRoutes(e, engine, hub)
 	return &Server{Handler: e, hub: hub}
 }
