@@ -187,7 +187,9 @@ func TestWriterHonoursContextWhileQueued(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	queued := make(chan error, 1)
 	ran := false
-	go func() { queued <- s.tx(cctx, func(tx *sql.Tx) error { ran = true; return insert(tx, "cancelled", nil) }) }()
+	go func() {
+		queued <- s.tx(cctx, func(tx *sql.Tx) error { ran = true; return insert(tx, "cancelled", nil) })
+	}()
 	time.Sleep(20 * time.Millisecond)
 	cancel()
 	select {
