@@ -282,7 +282,7 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 		}
 		e.work(s)
 		if err = e.store.tx(ctx, write); err != nil && ErrorCode(err) == EInternal {
-			e.releaseLog(claim)
+			e.ReleaseLog(claim)
 		}
 	}
 	if err != nil {

@@ -146,9 +146,18 @@ func patchTo(s Settings) SettingsPatch {
 	}
 }
 
+// The states of a lab's lesson, as the API and the panel name them.
+const (
+	LessonIdle    = "idle"    // no lesson open, or not set up
+	LessonPending = "pending" // set up, steps still to take
+	LessonMet     = "met"     // the ledger is what the article says
+	LessonDiffers = "differs" // every step taken, and the ledger is not
+)
+
 // LessonResult is a lesson's outcome as the lab's ledger has it now.
 type LessonResult struct {
-	Met     bool // the ledger is what the article says
+	State   string // LessonIdle, LessonPending, LessonMet or LessonDiffers
+	Met     bool   // the ledger is what the article says
 	Charges int64
 	Total   int64
 	Orders  []OrderCharges // the expected orders, with their charges now
@@ -156,9 +165,26 @@ type LessonResult struct {
 }
 
 // CheckLesson compares the lab's ledger and its operations' answers with
-// what the lesson expects. It reads the lab's counts and the expected
-// orders only: its cost does not grow with the lab.
-func (e *Engine) CheckLesson(ctx context.Context, l *Lab, ls Lesson) (LessonResult, error) {
+// what the lesson expects, and says where the lab stands in it (st). It
+// reads the lab's counts and the expected orders only: its cost does not
+// grow with the lab.
+func (e *Engine) CheckLesson(ctx context.Context, l *Lab, ls Lesson, st LessonState) (LessonResult, error) {
+	r, err := e.checkLesson(ctx, l, ls)
+	switch {
+	case err != nil:
+	case r.Met:
+		r.State = LessonMet
+	case !st.Ready:
+		r.State = LessonIdle
+	case st.Next >= len(ls.Steps):
+		r.State = LessonDiffers
+	default:
+		r.State = LessonPending
+	}
+	return r, err
+}
+
+func (e *Engine) checkLesson(ctx context.Context, l *Lab, ls Lesson) (LessonResult, error) {
 	var r LessonResult
 	t, err := e.Totals(ctx, l)
 	if err != nil {

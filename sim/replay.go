@@ -162,7 +162,9 @@ func (c *Claim) Release(ctx context.Context) error {
 	return err
 }
 
-func (e *Engine) releaseLog(c *Claim) {
+// ReleaseLog releases the claim, logging a failure to: for a caller that
+// is failing already.
+func (e *Engine) ReleaseLog(c *Claim) {
 	if err := c.Release(context.Background()); err != nil {
 		e.log.Warn("release idempotency claim", "lab", c.lab, "key", c.key, "err", err)
 	}

@@ -33,6 +33,8 @@ type serverOpts struct {
 	db   string           // database path; default :memory:
 	now  func() time.Time // clock; default time.Now
 	addr string           // listen address; default any free port
+	cfg  sim.Config       // the engine's limits (Store, Now are set here)
+	web  web.Options      // the server's limits
 }
 
 // startServer starts the lab and stops it when the test ends.
@@ -47,11 +49,13 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
-	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Now: o.now})
+	cfg := o.cfg
+	cfg.Store, cfg.Now = store, o.now
+	engine, err := sim.NewEngine(ctx, cfg)
 	if err != nil {
 		tb.Fatalf("new engine: %v", err)
 	}
-	handler := web.NewServer(engine, slog.New(slog.DiscardHandler), web.Options{})
+	handler := web.NewServer(engine, slog.New(slog.DiscardHandler), o.web)
 	ts := httptest.NewUnstartedServer(handler)
 	if o.addr != "" {
 		ts.Listener.Close()
@@ -96,6 +100,9 @@ func listen(tb testing.TB, addr string) net.Listener {
 func withDB(path string) func(*serverOpts)             { return func(o *serverOpts) { o.db = path } }
 func withClock(now func() time.Time) func(*serverOpts) { return func(o *serverOpts) { o.now = now } }
 func withAddr(addr string) func(*serverOpts)           { return func(o *serverOpts) { o.addr = addr } }
+func withLimits(cfg sim.Config, w web.Options) func(*serverOpts) {
+	return func(o *serverOpts) { o.cfg, o.web = cfg, w }
+}
 
 // response is an HTTP answer, read whole.
 type response struct {

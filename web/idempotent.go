@@ -64,7 +64,17 @@ func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
 			}
 			rec := &teeWriter{ResponseWriter: c.Response().Writer}
 			c.Response().Writer = rec
-			if err := next(c); err != nil {
+			// A handler that panics gives the key back on its way up: its
+			// retry must not meet a 409 until the lock times out.
+			finished := false
+			defer func() {
+				if !finished {
+					engine.ReleaseLog(claim)
+				}
+			}()
+			err = next(c)
+			finished = true
+			if err != nil {
 				c.Error(err)
 			}
 			res := c.Response()

@@ -16,7 +16,7 @@ import (
 // said in words, what the article expects and how the ledger compares now.
 func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.LessonView, error) {
 	st := l.Lesson()
-	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next, State: "idle"}
+	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next, State: sim.LessonIdle}
 	if st.N == 0 {
 		return v, nil
 	}
@@ -27,7 +27,7 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 	for _, a := range ls.Steps {
 		v.Steps = append(v.Steps, stepWords(a))
 	}
-	r, err := engine.CheckLesson(ctx, l, ls)
+	r, err := engine.CheckLesson(ctx, l, ls, st)
 	if err != nil {
 		return v, err
 	}
@@ -51,16 +51,7 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 			Met: r.Answers[i].Outcome == a.Outcome,
 		})
 	}
-	switch {
-	case r.Met:
-		v.State = "met"
-	case !st.Ready:
-		v.State = "idle"
-	case v.Done():
-		v.State = "differs"
-	default:
-		v.State = "pending"
-	}
+	v.State = r.State
 	return v, nil
 }
 

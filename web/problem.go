@@ -55,6 +55,12 @@ var (
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
 		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
 		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
+	probForbidden = problemType{"forbidden", http.StatusForbidden, "Forbidden",
+		"The request is understood and refused: the shared lab `demo` belongs to everyone on the server and cannot be deleted. Reset it instead, or delete a private lab of your own.",
+		"Запрещено", "Запрос понятен, но не будет выполнен: общая лаборатория `demo` принадлежит всем на сервере, и удалить её нельзя. Сбросьте её или удалите свою частную лабораторию."}
+	probBusy = problemType{"server-busy", http.StatusServiceUnavailable, "The server is at one of its limits",
+		"The server holds at most so many labs, so many simulated requests in flight and so many live pages at once, so that nobody's work can slow down or break anyone else's. The `limit` member names the limit reached. Try again after the number of seconds in the `Retry-After` header.",
+		"Сервер упёрся в один из своих пределов", "Сервер держит не больше определённого числа лабораторий, имитируемых запросов в пути и открытых живых страниц, чтобы ничья работа не замедлила и не сломала чужую. Поле `limit` называет предел. Повторите через столько секунд, сколько указано в заголовке `Retry-After`."}
 	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
 		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe.",
 		"Внутренняя ошибка сервера", "Внутри лаборатории что-то пошло не так; это записано в журнал. Запрос можно повторить — с Idempotency-Key это всегда безопасно."}
@@ -62,7 +68,7 @@ var (
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCSRF, probCrossSite, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCSRF, probCrossSite, probForbidden, probBusy, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.
@@ -73,6 +79,7 @@ type Problem struct {
 	Detail   string           `json:"detail,omitempty"`
 	Instance string           `json:"instance,omitempty"`
 	Errors   []sim.FieldError `json:"errors,omitempty"`
+	Limit    string           `json:"limit,omitempty"` // the limit reached, for 429 and 503
 
 	retryAfter int // seconds, for 409
 }
@@ -106,6 +113,12 @@ func problemFor(err error) *Problem {
 			q = newProblem(probKeyReused, se.Message)
 		case sim.EInFlight:
 			q = newProblem(probInFlight, se.Message)
+			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
+		case sim.EForbidden:
+			q = newProblem(probForbidden, se.Message)
+		case sim.EBusy:
+			q = newProblem(probBusy, se.Message)
+			q.Limit = se.Limit
 			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
 		default:
 			return newProblem(probInternal, "")
