@@ -22,36 +22,49 @@ const (
 	EInternal   Code = "internal"    // anything else: never shown to users in detail
 )
 
-// FieldError names one invalid field of a request and why.
+// FieldError names one invalid field of a request and the rule it broke.
+// The words are not here: Rule and Args key them in the views' catalogs
+// (rule.<Rule>), in each language; the web layer fills Detail in English
+// for the API.
 type FieldError struct {
 	Field  string `json:"field"`
 	Detail string `json:"detail"`
+	Rule   string `json:"-"`
+	Args   []any  `json:"-"`
 }
 
-// Error is the lab's one error type. Message is safe to show to users.
+// Broke returns the FieldError of a field that broke a rule.
+func Broke(field, rule string, args ...any) FieldError {
+	return FieldError{Field: field, Rule: rule, Args: args}
+}
+
+// Error is the lab's one error type. Its words are not here either: Key
+// names the message (err.<Key> in the views' catalogs), Args fill it.
 type Error struct {
 	Code       Code
-	Message    string
+	Key        string
+	Args       []any
 	Fields     []FieldError
 	RetryAfter time.Duration // for EInFlight and EBusy: when to try again
 	Limit      string        // for EBusy: the limit reached (max-labs, max-inflight, ...)
 }
 
 func (e *Error) Error() string {
-	if len(e.Fields) > 0 {
-		return fmt.Sprintf("%s: %s (%s: %s)", e.Code, e.Message, e.Fields[0].Field, e.Fields[0].Detail)
+	s := fmt.Sprintf("%s: %s%v", e.Code, e.Key, e.Args)
+	for _, f := range e.Fields {
+		s += fmt.Sprintf(" (%s: %s%v%s)", f.Field, f.Rule, f.Args, f.Detail)
 	}
-	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	return s
 }
 
-// Errorf returns an *Error with the given code and message.
-func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// Errorf returns an *Error with the given code, message key and arguments.
+func Errorf(code Code, key string, args ...any) *Error {
+	return &Error{Code: code, Key: key, Args: args}
 }
 
 // Invalid returns an EInvalid error listing the given field errors.
 func Invalid(fields ...FieldError) *Error {
-	return &Error{Code: EInvalid, Message: "The request is not valid.", Fields: fields}
+	return &Error{Code: EInvalid, Key: "invalid", Fields: fields}
 }
 
 // ErrorCode returns the code of err, or EInternal when err is not an *Error.
@@ -64,6 +77,18 @@ func ErrorCode(err error) Code {
 }
 
 // Busy returns an EBusy error for the named server-wide limit.
-func Busy(limit string, retryAfter time.Duration, format string, args ...any) *Error {
-	return &Error{Code: EBusy, Message: fmt.Sprintf(format, args...), Limit: limit, RetryAfter: retryAfter}
+func Busy(limit string, retryAfter time.Duration, key string, args ...any) *Error {
+	return &Error{Code: EBusy, Key: key, Args: args, Limit: limit, RetryAfter: retryAfter}
+}
+
+// quoted lists values as a message shows them: "a", "b", "c".
+func quoted(vs []string) string {
+	out := ""
+	for i, v := range vs {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%q", v)
+	}
+	return out
 }

@@ -131,7 +131,7 @@ FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).
 	return st, nil
 }
 
-func noLab(id string) error { return Errorf(ENotFound, "There is no lab %q.", clip(id)) }
+func noLab(id string) error { return Errorf(ENotFound, "no-lab", clip(id)) }
 
 // change runs fn in a writing transaction on the lab's current state (as
 // stored, not as cached: two changes in one group commit see each other),

@@ -133,7 +133,7 @@ func (e *Engine) createLab(ctx context.Context, kind string, s Settings) (*Lab, 
 	}
 	if e.labs.count.Add(1) > int64(e.cfg.MaxLabs) {
 		e.labs.count.Add(-1)
-		return nil, Busy("max-labs", time.Minute, "The server holds as many labs as it may (%d); idle labs are removed after %s.", e.cfg.MaxLabs, e.cfg.LabIdle)
+		return nil, Busy("max-labs", time.Minute, "max-labs", e.cfg.MaxLabs, e.cfg.LabIdle.String())
 	}
 	id := NewLabID()
 	now := e.now()
@@ -212,7 +212,7 @@ func (e *Engine) InMemory() int {
 // cannot be removed.
 func (e *Engine) DeleteLab(ctx context.Context, id string) error {
 	if id == DemoLab {
-		return Errorf(EForbidden, "The shared lab %q cannot be deleted; reset it instead.", DemoLab)
+		return Errorf(EForbidden, "demo-delete", DemoLab)
 	}
 	if _, err := e.Lab(ctx, id); err != nil {
 		return err

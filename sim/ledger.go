@@ -249,7 +249,7 @@ func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Setti
 // which another request could see the claim in flight, so none is made.
 func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
 	if c.Key == nil {
-		return ChargeResult{}, Errorf(EKeyMissing, "This endpoint requires an Idempotency-Key header under the replay protection.")
+		return ChargeResult{}, Errorf(EKeyMissing, "key-missing")
 	}
 	fp := c.Fingerprint()
 	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
@@ -348,7 +348,7 @@ func (e *Engine) Payment(ctx context.Context, l *Lab, id int64) (Payment, error)
 		`SELECT n, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? AND n = ?`, l.ID, id)
 	p, err := scanPayment(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Payment{}, Errorf(ENotFound, "There is no payment %d in this lab.", id)
+		return Payment{}, Errorf(ENotFound, "no-payment", id)
 	}
 	return p, err
 }

@@ -7,14 +7,14 @@ import (
 	"fmt"
 )
 
-// LessonNotSetUp is why a step is refused before the lesson is set up.
-const LessonNotSetUp = "must be set up first"
+// LessonNotSetUp is the rule a step breaks before the lesson is set up.
+const LessonNotSetUp = "lesson-setup"
 
-// LessonNotChosen is why a step or a set-up is refused when no lesson is open.
-const LessonNotChosen = "must be chosen first"
+// LessonNotChosen is the rule a step or a set-up breaks when no lesson is open.
+const LessonNotChosen = "lesson-open"
 
 // errNoLesson refuses a step or a set-up when no lesson is open.
-var errNoLesson = Invalid(FieldError{Field: "lesson", Detail: LessonNotChosen})
+var errNoLesson = Invalid(Broke("lesson", LessonNotChosen))
 
 // LessonNumber returns lesson n, or an EInvalid error.
 func LessonNumber(n int) (Lesson, error) {
@@ -23,7 +23,7 @@ func LessonNumber(n int) (Lesson, error) {
 			return ls, nil
 		}
 	}
-	return Lesson{}, Invalid(FieldError{Field: "lesson", Detail: fmt.Sprintf("must be a lesson from 1 to %d", len(Lessons()))})
+	return Lesson{}, Invalid(Broke("lesson", "lesson-number", len(Lessons())))
 }
 
 // LessonState is where a lab is in its lesson: which one (0 for none),
@@ -103,7 +103,7 @@ func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err 
 	case at != st.Next:
 		return false, nil
 	case !st.Ready:
-		return false, Invalid(FieldError{Field: "lesson", Detail: LessonNotSetUp})
+		return false, Invalid(Broke("lesson", LessonNotSetUp))
 	case st.Next >= len(ls.Steps):
 		return false, nil
 	}

@@ -54,11 +54,11 @@ func (e *Engine) reserve(l *Lab, n int) (*grant, error) {
 func (g *grant) more(n int) error {
 	k := int64(n)
 	if !g.e.inFlight.take(k) {
-		return Busy("max-inflight", time.Second, "The server has as many simulated requests in flight as it may (%d); try again in a moment.", g.e.inFlight.max)
+		return Busy("max-inflight", time.Second, "max-inflight", g.e.inFlight.max)
 	}
 	if !g.l.inFlight.take(k) {
 		g.e.inFlight.give(k)
-		return Busy("max-inflight", time.Second, "This lab has as many simulated requests in flight as one lab may (%d); try again in a moment.", g.l.inFlight.max)
+		return Busy("max-inflight", time.Second, "max-inflight-lab", g.l.inFlight.max)
 	}
 	g.unused.Add(k)
 	return nil

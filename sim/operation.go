@@ -55,7 +55,7 @@ func fateChoices() []string { return append(Names(Fates), string(FateRandom)) }
 // for the lab's network setting).
 func checkFate(f Fate) error {
 	if f != "" && !ValidFate(f) {
-		return Invalid(FieldError{"fate", fmt.Sprintf("must be one of %q", fateChoices())})
+		return Invalid(Broke("fate", "one-of", quoted(fateChoices())))
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ const maxRace = 64
 // the way concurrent retries reach a server.
 func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operation, error) {
 	if n < 2 || n > maxRace {
-		return Operation{}, Invalid(FieldError{"parallel", fmt.Sprintf("must be an integer from 2 to %d", maxRace)})
+		return Operation{}, Invalid(Broke("parallel", "range", 2, maxRace))
 	}
 	op, err := e.Operation(ctx, l, opID)
 	if err != nil {
@@ -273,10 +273,10 @@ SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations
 WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM operations WHERE lab_id = ?1)))`, l.ID, id).
 		Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
 	if errors.Is(err, sql.ErrNoRows) && id == LatestOperation {
-		return Operation{}, Errorf(ENotFound, "This lab has no operation yet.")
+		return Operation{}, Errorf(ENotFound, "no-operation-yet")
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return Operation{}, Errorf(ENotFound, "There is no operation %q in this lab.", clip(id))
+		return Operation{}, Errorf(ENotFound, "no-operation", clip(id))
 	}
 	if err != nil {
 		return Operation{}, fmt.Errorf("client: load operation %s: %w", id, err)

@@ -121,10 +121,10 @@ func (c *Claim) read(ctx context.Context, st *sql.Stmt) (record, error) {
 func (c *Claim) settle(r record, fingerprint string) error {
 	switch {
 	case r.fingerprint != fingerprint:
-		return Errorf(EKeyReused, "The key %q was first used with a different request; a key belongs to one request.", c.key)
+		return Errorf(EKeyReused, "key-reused", clip(c.key))
 	case r.state == "in-flight":
 		wait := time.UnixMilli(r.lockedUntil).Sub(c.e.now())
-		return &Error{Code: EInFlight, Message: fmt.Sprintf("The first request with key %q is still being processed.", c.key), RetryAfter: wait}
+		return &Error{Code: EInFlight, Key: "in-flight", Args: []any{clip(c.key)}, RetryAfter: wait}
 	}
 	st := r.stored
 	c.Replay = &st
@@ -143,7 +143,7 @@ func (c *Claim) complete(ctx context.Context, tx *sql.Tx, st Stored) error {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return errors.Join(err, &Error{Code: EInFlight, Message: fmt.Sprintf("The claim on key %q expired and another request took it over.", c.key), RetryAfter: time.Second})
+		return errors.Join(err, &Error{Code: EInFlight, Key: "claim-lost", Args: []any{clip(c.key)}, RetryAfter: time.Second})
 	}
 	return nil
 }

@@ -159,25 +159,25 @@ func (e *Engine) encode(sc Scenario) string {
 
 // DecodeScenario unpacks a scenario, or says why it cannot.
 func DecodeScenario(code string) (Scenario, error) {
-	bad := func(why string) (Scenario, error) {
-		return Scenario{}, Invalid(FieldError{Field: "scenario", Detail: why})
+	bad := func(rule string, args ...any) (Scenario, error) {
+		return Scenario{}, Invalid(Broke("scenario", rule, args...))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(code)
 	if err != nil {
-		return bad("is not a scenario code")
+		return bad("scenario-code")
 	}
 	b, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), maxScenarioBytes+1))
 	if err != nil || len(b) > maxScenarioBytes {
-		return bad("is damaged or too large")
+		return bad("scenario-damaged")
 	}
 	var sc Scenario
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sc); err != nil {
-		return bad("is damaged")
+		return bad("scenario-damaged")
 	}
 	if len(sc.Actions) > MaxScenarioActions {
-		return bad(fmt.Sprintf("has more than %d actions", MaxScenarioActions))
+		return bad("scenario-long", MaxScenarioActions)
 	}
 	if err := sc.Base.Validate(); err != nil {
 		return Scenario{}, err
@@ -221,7 +221,7 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 	switch a.Kind {
 	case "settings":
 		if a.Settings == nil {
-			return Invalid(FieldError{Field: "settings", Detail: "is missing"})
+			return Invalid(Broke("settings", "required"))
 		}
 		_, err := e.UpdateSettings(ctx, l, *a.Settings)
 		return err
@@ -244,7 +244,7 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 		_, err = e.Retry(ctx, l, id, withKey, a.Fate)
 		return err
 	}
-	return Invalid(FieldError{Field: "kind", Detail: fmt.Sprintf("%q is not an action", a.Kind)})
+	return Invalid(Broke("kind", "action", clip(a.Kind)))
 }
 
 // operationID is the id of the lab's operation number seq; 0 names the latest.
@@ -255,7 +255,7 @@ func (e *Engine) operationID(ctx context.Context, l *Lab, seq int) (string, erro
 	var id string
 	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM operations WHERE lab_id = ? AND seq = ?`, l.ID, seq).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", Invalid(FieldError{Field: "op", Detail: fmt.Sprintf("names operation %d, which the scenario has not made", seq)})
+		return "", Invalid(Broke("op", "no-operation", seq))
 	}
 	return id, err
 }

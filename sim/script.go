@@ -44,7 +44,7 @@ func (e *Engine) RunScript(ctx context.Context, l *Lab, s Script) error {
 		case "retry":
 			_, err = e.Retry(ctx, l, LatestOperation, st.WithKey, st.Fate)
 		default:
-			err = Invalid(FieldError{Field: fmt.Sprintf("steps[%d].action", i), Detail: `must be "charge" or "retry"`})
+			err = Invalid(Broke(fmt.Sprintf("steps[%d].action", i), "one-of", quoted([]string{"charge", "retry"})))
 		}
 		if err != nil {
 			return fmt.Errorf("script step %d (%s): %w", i+1, st.Action, err)

@@ -196,12 +196,12 @@ func (s Settings) Validate() error {
 	var fs []FieldError
 	oneOf := func(field string, v string, allowed []string) {
 		if !slices.Contains(allowed, v) {
-			fs = append(fs, FieldError{field, fmt.Sprintf("must be one of %q", allowed)})
+			fs = append(fs, Broke(field, "one-of", quoted(allowed)))
 		}
 	}
 	between := func(field string, v, lo, hi int) {
 		if v < lo || v > hi {
-			fs = append(fs, FieldError{field, fmt.Sprintf("must be an integer from %d to %d", lo, hi)})
+			fs = append(fs, Broke(field, "range", lo, hi))
 		}
 	}
 	oneOf("protection", string(s.Protection), Names(Protections))
@@ -212,7 +212,7 @@ func (s Settings) Validate() error {
 	between("retry.base_ms", s.Retry.BaseMS, 1, 10_000)
 	between("retry.cap_ms", s.Retry.CapMS, 1, 60_000)
 	if s.Retry.CapMS < s.Retry.BaseMS {
-		fs = append(fs, FieldError{"retry.cap_ms", "must not be less than retry.base_ms"})
+		fs = append(fs, Broke("retry.cap_ms", "not-below", "retry.base_ms"))
 	}
 	oneOf("retry.jitter", string(s.Retry.Jitter), Names(Jitters))
 	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
@@ -221,7 +221,7 @@ func (s Settings) Validate() error {
 	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
 	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
 	if s.Seed < 0 || s.Seed > MaxSeed {
-		fs = append(fs, FieldError{"seed", fmt.Sprintf("must be an integer from 0 to %d", int64(MaxSeed))})
+		fs = append(fs, Broke("seed", "range", 0, int64(MaxSeed)))
 	}
 	if len(fs) > 0 {
 		return Invalid(fs...)

@@ -1,7 +1,5 @@
 package sim
 
-import "fmt"
-
 // Limits of a charge request.
 const (
 	MaxOrderIDLen = 64
@@ -13,11 +11,11 @@ const (
 // id of 1–64 characters from [A-Za-z0-9._:-], an amount from 1 to 10⁹.
 func (c Charge) Validate() error {
 	var fs []FieldError
-	if d := orderIDProblem(c.OrderID); d != "" {
-		fs = append(fs, FieldError{"order_id", d})
+	if f, bad := orderIDProblem(c.OrderID); bad {
+		fs = append(fs, f)
 	}
 	if c.Amount < 1 || c.Amount > MaxAmount {
-		fs = append(fs, FieldError{"amount", fmt.Sprintf("must be an integer from 1 to %d", MaxAmount)})
+		fs = append(fs, Broke("amount", "range", 1, MaxAmount))
 	}
 	if len(fs) > 0 {
 		return Invalid(fs...)
@@ -25,17 +23,17 @@ func (c Charge) Validate() error {
 	return nil
 }
 
-func orderIDProblem(id string) string {
+func orderIDProblem(id string) (FieldError, bool) {
 	if id == "" || len(id) > MaxOrderIDLen {
-		return fmt.Sprintf("must be 1 to %d characters long", MaxOrderIDLen)
+		return Broke("order_id", "length", 1, MaxOrderIDLen), true
 	}
 	for _, r := range id {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == ':' || r == '-'
 		if !ok {
-			return "may contain only letters A–Z and a–z, digits and . _ : -"
+			return Broke("order_id", "order-chars"), true
 		}
 	}
-	return ""
+	return FieldError{}, false
 }
 
 // ParseKey reads an Idempotency-Key header value: 1–255 visible ASCII
@@ -44,7 +42,7 @@ func orderIDProblem(id string) string {
 func ParseKey(v string) (string, error) {
 	if len(v) >= 2 && v[0] == '"' {
 		if v[len(v)-1] != '"' {
-			return "", Invalid(FieldError{"Idempotency-Key", "a quoted key must end with a double quote"})
+			return "", Invalid(Broke("Idempotency-Key", "key-quote-end"))
 		}
 		var b []byte
 		inner := v[1 : len(v)-1]
@@ -53,30 +51,30 @@ func ParseKey(v string) (string, error) {
 			switch {
 			case c == '\\':
 				if i+1 >= len(inner) || (inner[i+1] != '"' && inner[i+1] != '\\') {
-					return "", Invalid(FieldError{"Idempotency-Key", `in a quoted key, \ may only escape " or \`})
+					return "", Invalid(Broke("Idempotency-Key", "key-escape"))
 				}
 				i++
 				b = append(b, inner[i])
 			case c == '"':
-				return "", Invalid(FieldError{"Idempotency-Key", `a " inside a quoted key must be escaped as \"`})
+				return "", Invalid(Broke("Idempotency-Key", "key-inner-quote"))
 			case c < 0x20 || c > 0x7e:
-				return "", Invalid(FieldError{"Idempotency-Key", "must contain only printable ASCII characters"})
+				return "", Invalid(Broke("Idempotency-Key", "key-printable"))
 			default:
 				b = append(b, c)
 			}
 		}
 		v = string(b)
 		if v == "" || len(v) > MaxKeyLen {
-			return "", Invalid(FieldError{"Idempotency-Key", fmt.Sprintf("must be 1 to %d characters long", MaxKeyLen)})
+			return "", Invalid(Broke("Idempotency-Key", "length", 1, MaxKeyLen))
 		}
 		return v, nil
 	}
 	if v == "" || len(v) > MaxKeyLen {
-		return "", Invalid(FieldError{"Idempotency-Key", fmt.Sprintf("must be 1 to %d characters long", MaxKeyLen)})
+		return "", Invalid(Broke("Idempotency-Key", "length", 1, MaxKeyLen))
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x21 || v[i] > 0x7e {
-			return "", Invalid(FieldError{"Idempotency-Key", "must contain only visible ASCII characters (no spaces or control characters)"})
+			return "", Invalid(Broke("Idempotency-Key", "key-visible"))
 		}
 	}
 	return v, nil

@@ -88,8 +88,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [5]map[string]message {
-	return [5]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages}
+func catalogs() [6]map[string]message {
+	return [6]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

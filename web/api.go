@@ -112,7 +112,7 @@ func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
 	if err := c.Validate(); errors.As(err, &se) {
 		for _, f := range se.Fields {
 			if (f.Field == "order_id" && b.OrderID == nil) || (f.Field == "amount" && b.Amount == nil) {
-				f.Detail = "is required"
+				f = sim.Broke(f.Field, "required")
 			}
 			fs = append(fs, f)
 		}
@@ -143,7 +143,7 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 				key = &k
 			}
 		default:
-			keyErrs = []sim.FieldError{{Field: "Idempotency-Key", Detail: "must be sent once"}}
+			keyErrs = []sim.FieldError{sim.Broke("Idempotency-Key", "once")}
 		}
 		ch, err := body.charge(keyErrs...)
 		if err != nil {
@@ -174,7 +174,7 @@ func intParam(c echo.Context, name string, def, lo, hi int, fs *[]sim.FieldError
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
-		*fs = append(*fs, sim.FieldError{Field: name, Detail: "must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi)})
+		*fs = append(*fs, sim.Broke(name, "range", lo, hi))
 	}
 	return n
 }
@@ -296,7 +296,7 @@ func handleRace(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		if body.Parallel == nil {
-			return sim.Invalid(sim.FieldError{Field: "parallel", Detail: "is required"})
+			return sim.Invalid(sim.Broke("parallel", "required"))
 		}
 		op, err := engine.Race(c.Request().Context(), labOf(c), c.Param("op"), *body.Parallel)
 		if err != nil {

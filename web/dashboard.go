@@ -190,9 +190,9 @@ func refusal(err error) (views.Msg, bool) {
 		case "parallel":
 			return views.M("notice.parallel"), true
 		}
-		return views.M("notice.setting", f.Field, f.Detail), true
+		return views.M("notice.setting", f.Field, ruleMsg(f)), true
 	}
-	return views.M("notice.other", se.Message), true
+	return errorMsg(se), true
 }
 
 // refuseErr refuses the form for err, or passes err on.
@@ -266,13 +266,13 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 		}
 		n, err := strconv.Atoi(*v)
 		if err != nil {
-			fs = append(fs, sim.FieldError{Field: name, Detail: "must be a whole number"})
+			fs = append(fs, sim.Broke(name, "whole"))
 			return nil
 		}
 		return &n
 	}
 	if err := c.Request().ParseForm(); err != nil {
-		return p, sim.Invalid(sim.FieldError{Field: "form", Detail: "could not be read"})
+		return p, sim.Invalid(sim.Broke("form", "unreadable"))
 	}
 	if v := str("protection"); v != nil {
 		x := sim.Protection(*v)

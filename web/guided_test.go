@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"idemlab/sim"
+	"idemlab/views"
 )
 
 // lessonPanel reads the lesson panel of a page.
@@ -204,8 +205,8 @@ func TestLessonRefusals(t *testing.T) {
 	}
 	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":2}`)
 	r := s.do("POST", lab+"/lesson/step", `{"at":0}`)
-	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), sim.LessonNotSetUp) {
-		t.Errorf("a step before set-up: %d %s; want 400 %q", r.Status, r.Body, sim.LessonNotSetUp)
+	if why := views.English.RuleText(sim.LessonNotSetUp, ""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), why) {
+		t.Errorf("a step before set-up: %d %s; want 400 %q", r.Status, r.Body, why)
 	}
 	if l := s.ledger(lab); l.Count != 0 {
 		t.Errorf("refused requests charged %d times", l.Count)

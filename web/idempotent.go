@@ -33,7 +33,7 @@ func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
 				return next(c)
 			}
 			if len(vals) > 1 {
-				return sim.Invalid(sim.FieldError{Field: "Idempotency-Key", Detail: "must be sent once"})
+				return sim.Invalid(sim.Broke("Idempotency-Key", "once"))
 			}
 			key, err := sim.ParseKey(vals[0])
 			if err != nil {

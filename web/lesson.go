@@ -132,7 +132,7 @@ func handleLessonStep(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 func refuseLesson(c echo.Context, err error) error {
 	var se *sim.Error
 	if errors.As(err, &se) && se.Code == sim.EInvalid && len(se.Fields) > 0 && se.Fields[0].Field == "lesson" {
-		switch se.Fields[0].Detail {
+		switch se.Fields[0].Rule {
 		case sim.LessonNotSetUp:
 			return refuse(c, views.M("notice.lesson-setup"))
 		case sim.LessonNotChosen:
@@ -176,7 +176,7 @@ func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		if body.Lesson == nil {
-			return sim.Invalid(sim.FieldError{Field: "lesson", Detail: "is required"})
+			return sim.Invalid(sim.Broke("lesson", "required"))
 		}
 		l := labOf(c)
 		if err := engine.ChooseLesson(c.Request().Context(), l, *body.Lesson); err != nil {
@@ -205,7 +205,7 @@ func handleLessonStepAPI(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		if body.At == nil {
-			return sim.Invalid(sim.FieldError{Field: "at", Detail: "is required: the number of the step to take, from 0"})
+			return sim.Invalid(sim.Broke("at", "step-at"))
 		}
 		l := labOf(c)
 		taken, err := engine.StepLesson(c.Request().Context(), l, *body.At)

@@ -101,23 +101,24 @@ func problemFor(err error) *Problem {
 	var se *sim.Error
 	if errors.As(err, &se) {
 		var q *Problem
+		msg, fields := inEnglish(se)
 		switch se.Code {
 		case sim.EInvalid:
-			q = newProblem(probValidation, se.Message)
-			q.Errors = se.Fields
+			q = newProblem(probValidation, msg)
+			q.Errors = fields
 		case sim.ENotFound:
-			q = newProblem(probNotFound, se.Message)
+			q = newProblem(probNotFound, msg)
 		case sim.EKeyMissing:
-			q = newProblem(probKeyMissing, se.Message)
+			q = newProblem(probKeyMissing, msg)
 		case sim.EKeyReused:
-			q = newProblem(probKeyReused, se.Message)
+			q = newProblem(probKeyReused, msg)
 		case sim.EInFlight:
-			q = newProblem(probInFlight, se.Message)
+			q = newProblem(probInFlight, msg)
 			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
 		case sim.EForbidden:
-			q = newProblem(probForbidden, se.Message)
+			q = newProblem(probForbidden, msg)
 		case sim.EBusy:
-			q = newProblem(probBusy, se.Message)
+			q = newProblem(probBusy, msg)
 			q.Limit = se.Limit
 			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
 		default:
