@@ -342,6 +342,31 @@ func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) (ps []
 	return ps, t.Payments, t.Total, rows.Err()
 }
 
+// DirectCharges returns the first `most` payments of the lab that were sent
+// straight to the API rather than by its client, oldest first, and how many
+// there are in all.
+func (e *Engine) DirectCharges(ctx context.Context, l *Lab, most int) ([]Payment, int64, error) {
+	var n int64
+	if err := e.store.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND direct`, l.ID).Scan(&n); err != nil {
+		return nil, 0, fmt.Errorf("ledger: direct charges of %s: %w", l.ID, err)
+	}
+	rows, err := e.store.r.QueryContext(ctx,
+		`SELECT n, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? AND direct ORDER BY n LIMIT ?`, l.ID, most)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger: direct charges of %s: %w", l.ID, err)
+	}
+	defer rows.Close()
+	var ps []Payment
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, n, rows.Err()
+}
+
 // Payment returns one payment of the lab, or ENotFound.
 func (e *Engine) Payment(ctx context.Context, l *Lab, id int64) (Payment, error) {
 	row := e.store.r.QueryRowContext(ctx,

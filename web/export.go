@@ -20,6 +20,9 @@ import (
 // exportLimit bounds what one export carries.
 const exportLimit = 100_000
 
+// reportDirect is how many direct charges the report lists one by one.
+const reportDirect = 50
+
 // handleExportCSV sends the lab's whole ledger as CSV, oldest first.
 func handleExportCSV(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -139,6 +142,23 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, lang.Money(op.Amount), op.KeyStrategy))
 			for _, a := range op.Attempts {
 				fmt.Fprintf(&b, "   - %s\n", lang.Say(attemptText(&a)))
+			}
+		}
+		direct, n, err := engine.DirectCharges(c.Request().Context(), h.lab, reportDirect)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, "\n%s\n\n", lang.T("report.direct", n))
+			for _, p := range direct {
+				key := lang.T("log.no-key")
+				if p.IdempotencyKey != nil {
+					key = lang.T("log.key", "`"+*p.IdempotencyKey+"`")
+				}
+				fmt.Fprintf(&b, "- %s\n", lang.T("report.direct.row", p.ID, "`"+p.OrderID+"`", lang.Money(p.Amount), key))
+			}
+			if more := n - int64(len(direct)); more > 0 {
+				fmt.Fprintf(&b, "- %s\n", lang.T("report.direct.more", more))
 			}
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))

@@ -466,3 +466,21 @@ VALUES (?, 'api /api/v1/labs/:lab/operations', 'op-key', 'x', 'in-flight', 't', 
 	s = startServer(t, withDB(db))
 	s.must(http.StatusCreated, "POST", lab+"/operations", `{"order_id":"order-1","amount":100}`, "Idempotency-Key", "op-key")
 }
+
+// The report taken home names the charges sent straight to the API too.
+func TestReportNamesDirectCharges(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	s.must(http.StatusCreated, "POST", lab+"/charges", `{"order_id":"order-77","amount":700}`, "Idempotency-Key", "curl-key")
+	s.operation(lab, `{"order_id":"order-1","amount":100}`)
+	page := "/labs/" + labID(lab)
+	for lang, want := range map[string]string{"en": "Charges sent straight to the API (not by the lab's client): 1.", "ru": "Списания, отправленные прямо в API (не клиентом лаборатории): 1."} {
+		r := s.must(http.StatusOK, "GET", page+"/export/report.md?lang="+lang, "")
+		if !strings.Contains(string(r.Body), want) || !strings.Contains(string(r.Body), "order-77") || !strings.Contains(string(r.Body), "curl-key") {
+			t.Errorf("%s report does not name the direct charge:\n%s", lang, r.Body)
+		}
+		if strings.Count(string(r.Body), "order-1`") > 0 && strings.Contains(string(r.Body), "payment 2") {
+			t.Errorf("%s report lists the client's charge as a direct one:\n%s", lang, r.Body)
+		}
+	}
+}
