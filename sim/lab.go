@@ -217,7 +217,7 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 			`DELETE FROM idempotency_records WHERE lab_id = ?1`,
 			`DELETE FROM operations WHERE lab_id = ?1`, // and their attempts
 			`UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?1`,
-			`UPDATE labs SET payments = 0, total = 0, doubled = 0, overcharged = 0, op_seq = 0 WHERE id = ?1`,
+			`UPDATE lab_counts SET payments = 0, total = 0, doubled = 0, overcharged = 0, op_seq = 0 WHERE lab_id = ?1`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, l.ID); err != nil {
 				return err

@@ -54,6 +54,9 @@ func (e *Engine) start(ctx context.Context) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO lab_counts (lab_id) VALUES (?)`, DemoLab); err != nil {
+				return err
+			}
 			base := DefaultSettings()
 			if err := e.record(ctx, tx, DemoLab, Action{Kind: "base", Base: &base}); err != nil {
 				return err
@@ -141,6 +144,9 @@ func (e *Engine) createLab(ctx context.Context, kind string, s Settings) (*Lab, 
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at, kind, touched_at) VALUES (?, ?, ?, ?, ?)`,
 			id, mustJSON(s), e.stamp(), kind, now.UnixMilli()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lab_counts (lab_id) VALUES (?)`, id); err != nil {
 			return err
 		}
 		if err := e.record(ctx, tx, id, Action{Kind: "base", Base: &s}); err != nil {
@@ -241,6 +247,7 @@ func (e *Engine) remove(ctx context.Context, id string) error {
 
 // purgeSteps delete a lab's rows, children first, purgeChunk rows at a time.
 var purgeSteps = []string{
+	`DELETE FROM lab_counts WHERE lab_id = ?1 AND ?2`,
 	`DELETE FROM attempts WHERE rowid IN (SELECT rowid FROM attempts WHERE lab_id = ?1 LIMIT ?2)`,
 	`DELETE FROM operations WHERE rowid IN (SELECT rowid FROM operations WHERE lab_id = ?1 LIMIT ?2)`,
 	`DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments WHERE lab_id = ?1 LIMIT ?2)`,

@@ -306,7 +306,7 @@ type Totals struct {
 // Totals returns the lab's counts.
 func (e *Engine) Totals(ctx context.Context, l *Lab) (Totals, error) {
 	var t Totals
-	err := e.store.r.QueryRowContext(ctx, `SELECT payments, total, doubled, overcharged FROM labs WHERE id = ?`, l.ID).
+	err := e.store.r.QueryRowContext(ctx, `SELECT payments, total, doubled, overcharged FROM lab_counts WHERE lab_id = ?`, l.ID).
 		Scan(&t.Payments, &t.Total, &t.Doubled, &t.Overcharged)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, noLab(l.ID)

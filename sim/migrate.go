@@ -60,6 +60,7 @@ func fromV1(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		schema,
 		fmt.Sprintf(`INSERT INTO labs (id, settings, created_at, kind, touched_at)
 SELECT id, settings, created_at, CASE id WHEN 'demo' THEN 'demo' ELSE 'private' END, %d FROM labs_v1`, now.UnixMilli()),
+		`INSERT INTO lab_counts (lab_id) SELECT id FROM labs`,
 		`INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at)
 SELECT lab_id, id, seq, order_id, amount, key_strategy, key, created_at FROM operations_v1
 WHERE lab_id IN (SELECT id FROM labs) ORDER BY lab_id, seq`,
@@ -72,10 +73,10 @@ FROM attempts_v1 a WHERE EXISTS (SELECT 1 FROM operations o WHERE o.lab_id = a.l
 		`INSERT INTO idempotency_records SELECT * FROM idempotency_records_v1 WHERE lab_id IN (SELECT id FROM labs)`,
 		`INSERT INTO lab_actions (lab_id, seq, action) SELECT lab_id, seq, action FROM lab_actions_v1 WHERE lab_id IN (SELECT id FROM labs)`,
 		`INSERT INTO lab_lessons SELECT * FROM lab_lessons_v1 WHERE lab_id IN (SELECT id FROM labs)`,
-		`UPDATE labs SET
-    op_seq = COALESCE((SELECT MAX(seq) FROM operations o WHERE o.lab_id = labs.id), 0),
-    action_seq = COALESCE((SELECT MAX(seq) FROM lab_actions a WHERE a.lab_id = labs.id), 0),
-    base_seq = COALESCE((SELECT MAX(seq) FROM lab_actions a WHERE a.lab_id = labs.id AND json_extract(a.action, '$.k') = 'base'), 0)`,
+		`UPDATE lab_counts SET
+    op_seq = COALESCE((SELECT MAX(seq) FROM operations o WHERE o.lab_id = lab_counts.lab_id), 0),
+    action_seq = COALESCE((SELECT MAX(seq) FROM lab_actions a WHERE a.lab_id = lab_counts.lab_id), 0),
+    base_seq = COALESCE((SELECT MAX(seq) FROM lab_actions a WHERE a.lab_id = lab_counts.lab_id AND json_extract(a.action, '$.k') = 'base'), 0)`,
 	)
 	for _, t := range v1Tables {
 		stmts = append(stmts, `DROP TABLE `+t+`_v1`)

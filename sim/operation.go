@@ -99,7 +99,7 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 		if err := e.record(ctx, tx, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `UPDATE labs SET op_seq = op_seq + 1 WHERE id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
+		if err := tx.QueryRowContext(ctx, `UPDATE lab_counts SET op_seq = op_seq + 1 WHERE lab_id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `

@@ -45,8 +45,8 @@ func (e *Engine) record(ctx context.Context, tx *sql.Tx, lab string, a Action) e
 	base := a.Kind == "base"
 	var seq, baseSeq int64
 	err := tx.QueryRowContext(ctx, `
-UPDATE labs SET action_seq = action_seq + 1, base_seq = CASE WHEN ?1 THEN action_seq + 1 ELSE base_seq END
-WHERE id = ?2 RETURNING action_seq, base_seq`, base, lab).Scan(&seq, &baseSeq)
+UPDATE lab_counts SET action_seq = action_seq + 1, base_seq = CASE WHEN ?1 THEN action_seq + 1 ELSE base_seq END
+WHERE lab_id = ?2 RETURNING action_seq, base_seq`, base, lab).Scan(&seq, &baseSeq)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ type scenarioCache struct {
 // a page rendered again costs one read.
 func (e *Engine) ScenarioCode(ctx context.Context, l *Lab) (code string, actions int, ok bool, err error) {
 	var seq, baseSeq int64
-	err = e.store.r.QueryRowContext(ctx, `SELECT action_seq, base_seq FROM labs WHERE id = ?`, l.ID).Scan(&seq, &baseSeq)
+	err = e.store.r.QueryRowContext(ctx, `SELECT action_seq, base_seq FROM lab_counts WHERE lab_id = ?`, l.ID).Scan(&seq, &baseSeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", 0, false, noLab(l.ID)
 	}
@@ -103,7 +103,7 @@ func (e *Engine) ScenarioCode(ctx context.Context, l *Lab) (code string, actions
 func (e *Engine) Scenario(ctx context.Context, l *Lab) (Scenario, error) {
 	sc := Scenario{Base: l.Settings(), Actions: []Action{}}
 	rows, err := e.store.r.QueryContext(ctx, `
-SELECT action FROM lab_actions WHERE lab_id = ?1 AND seq >= (SELECT base_seq FROM labs WHERE id = ?1) ORDER BY seq`, l.ID)
+SELECT action FROM lab_actions WHERE lab_id = ?1 AND seq >= (SELECT base_seq FROM lab_counts WHERE lab_id = ?1) ORDER BY seq`, l.ID)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario of %s: %w", l.ID, err)
 	}

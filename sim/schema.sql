@@ -5,10 +5,11 @@
 -- DELETE CASCADE, so a lab removed takes everything in it along, and a write
 -- for a lab that is gone fails instead of leaving an orphan behind.
 
--- labs carries, beside the settings, the counts that the page and the live
--- updates show, kept by the triggers at the end of this file in the
--- transaction that changes them: showing them costs the same for a lab of
--- ten payments as for one of ten thousand.
+-- labs is a lab's settings and life; lab_counts, what the page and the
+-- live updates show of it, kept by the triggers at the end of this file in
+-- the transaction that changes what they count: showing them costs the same
+-- for a lab of ten payments as for one of ten thousand. The counts have a
+-- narrow row of their own, so that keeping them never rewrites the settings.
 CREATE TABLE IF NOT EXISTS labs (
     id          TEXT PRIMARY KEY,
     settings    TEXT NOT NULL,                   -- JSON of Settings
@@ -16,7 +17,12 @@ CREATE TABLE IF NOT EXISTS labs (
     kind        TEXT NOT NULL DEFAULT 'private'  -- demo, private, compare; building (a scenario link, not yet whole); doomed (being removed)
                 CHECK (kind IN ('demo', 'private', 'compare', 'building', 'doomed')),
     touched_at  INTEGER NOT NULL DEFAULT 0,      -- unix ms of the last use: a lab idle long enough is removed
-    rev         INTEGER NOT NULL DEFAULT 0,      -- bumped by every change of settings or lesson
+    rev         INTEGER NOT NULL DEFAULT 0       -- bumped by every change of settings or lesson
+);
+CREATE INDEX IF NOT EXISTS labs_idle ON labs (touched_at) WHERE kind <> 'demo';
+
+CREATE TABLE IF NOT EXISTS lab_counts (
+    lab_id      TEXT PRIMARY KEY REFERENCES labs (id) ON DELETE CASCADE,
     payments    INTEGER NOT NULL DEFAULT 0,      -- rows of payments
     total       INTEGER NOT NULL DEFAULT 0,      -- their sum
     doubled     INTEGER NOT NULL DEFAULT 0,      -- orders charged more than once
@@ -24,8 +30,7 @@ CREATE TABLE IF NOT EXISTS labs (
     action_seq  INTEGER NOT NULL DEFAULT 0,      -- seq of the latest lab_actions row
     base_seq    INTEGER NOT NULL DEFAULT 0,      -- seq of the scenario's "base" row
     op_seq      INTEGER NOT NULL DEFAULT 0       -- seq of the latest operation
-);
-CREATE INDEX IF NOT EXISTS labs_idle ON labs (touched_at) WHERE kind <> 'demo';
+) WITHOUT ROWID;
 
 -- payments is the ledger the lessons count. Ids are plain rowids (no
 -- AUTOINCREMENT, which costs a write per insert). idempotency_key is the key
@@ -143,35 +148,32 @@ CREATE TABLE IF NOT EXISTS health (
     at INTEGER NOT NULL
 );
 
--- The counts of labs and order_stats, kept in the transaction that changes
--- what they count. Rows are deleted only by a reset, which zeroes the counts
--- itself, and by a lab's removal, which takes the counts along.
+-- The counts of lab_counts and order_stats, kept in the transaction that
+-- changes what they count. Rows are deleted only by a reset, which zeroes
+-- the counts itself, and by a lab's removal, which takes the counts along.
+-- An order is overcharged when it was charged more than once and more often
+-- than bought: a new charge (c-1 → c) or a new purchase (p-1 → p) moves the
+-- lab's count by the difference.
 CREATE TRIGGER IF NOT EXISTS payments_count AFTER INSERT ON payments BEGIN
     INSERT INTO order_stats (lab_id, order_id, charges, total, first_n, first_amount)
     VALUES (NEW.lab_id, NEW.order_id, 1, NEW.amount, NEW.n, NEW.amount)
     ON CONFLICT (lab_id, order_id) DO UPDATE SET
         charges = charges + 1, total = total + excluded.total,
         first_n = COALESCE(first_n, excluded.first_n), first_amount = COALESCE(first_amount, excluded.first_amount);
-    UPDATE labs SET payments = payments + 1, total = total + NEW.amount WHERE id = NEW.lab_id;
+    UPDATE lab_counts SET
+        payments = lab_counts.payments + 1,
+        total = lab_counts.total + NEW.amount,
+        doubled = lab_counts.doubled + (o.charges = 2),
+        overcharged = lab_counts.overcharged + (o.charges > 1 AND o.charges > o.purchases) - (o.charges > 2 AND o.charges - 1 > o.purchases)
+    FROM order_stats o
+    WHERE lab_counts.lab_id = NEW.lab_id AND o.lab_id = NEW.lab_id AND o.order_id = NEW.order_id;
 END;
 
 CREATE TRIGGER IF NOT EXISTS operations_count AFTER INSERT ON operations BEGIN
     INSERT INTO order_stats (lab_id, order_id, purchases) VALUES (NEW.lab_id, NEW.order_id, 1)
     ON CONFLICT (lab_id, order_id) DO UPDATE SET purchases = purchases + 1;
-END;
-
--- An order's row is new (charges 0 or 1) or updated; either way the lab's
--- two alert counts follow it.
-CREATE TRIGGER IF NOT EXISTS order_stats_new AFTER INSERT ON order_stats BEGIN
-    UPDATE labs SET
-        doubled = doubled + (NEW.charges > 1),
-        overcharged = overcharged + (NEW.charges > 1 AND NEW.charges > NEW.purchases)
-    WHERE id = NEW.lab_id;
-END;
-CREATE TRIGGER IF NOT EXISTS order_stats_changed AFTER UPDATE ON order_stats BEGIN
-    UPDATE labs SET
-        doubled = doubled + (NEW.charges > 1) - (OLD.charges > 1),
-        overcharged = overcharged + (NEW.charges > 1 AND NEW.charges > NEW.purchases)
-                                  - (OLD.charges > 1 AND OLD.charges > OLD.purchases)
-    WHERE id = NEW.lab_id;
+    UPDATE lab_counts SET
+        overcharged = lab_counts.overcharged + (o.charges > 1 AND o.charges > o.purchases) - (o.charges > 1 AND o.charges > o.purchases - 1)
+    FROM order_stats o
+    WHERE lab_counts.lab_id = NEW.lab_id AND o.lab_id = NEW.lab_id AND o.order_id = NEW.order_id;
 END;

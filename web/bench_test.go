@@ -29,21 +29,13 @@ import (
 const benchDSN = "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
 // BenchmarkBareInsert is the floor under every charge: one single-row INSERT
-// transaction (BEGIN; INSERT; COMMIT) into the lab's own payments table, on a
-// file database opened as the lab opens it, from one goroutine, no HTTP.
+// transaction (BEGIN; INSERT; COMMIT) into a plain payments table (the
+// ledger's columns, its UNIQUE constraint and index, no triggers, no foreign
+// key), on a file database opened as the lab opens it, from one goroutine,
+// no HTTP.
 func BenchmarkBareInsert(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bare.db")
 	ctx := context.Background()
-	// sim.Open creates the real schema (table, UNIQUE constraint, index);
-	// sim exposes no raw statement, so the inserts go through a *sql.DB of
-	// our own with the same DSN and a single connection.
-	st, err := sim.Open(ctx, path)
-	if err != nil {
-		b.Fatalf("open store: %v", err)
-	}
-	if err := st.Close(); err != nil {
-		b.Fatalf("close store: %v", err)
-	}
 	db, err := sql.Open("sqlite", "file:"+path+benchDSN)
 	if err != nil {
 		b.Fatalf("open: %v", err)
@@ -51,6 +43,12 @@ func BenchmarkBareInsert(b *testing.B) {
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	b.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(ctx, `CREATE TABLE payments (
+    id INTEGER PRIMARY KEY, lab_id TEXT NOT NULL, order_id TEXT NOT NULL, amount INTEGER NOT NULL CHECK (amount > 0),
+    idempotency_key TEXT, dedup_key TEXT, created_at TEXT NOT NULL, UNIQUE (lab_id, dedup_key));
+CREATE INDEX payments_lab_key ON payments (lab_id, idempotency_key)`); err != nil {
+		b.Fatalf("create: %v", err)
+	}
 	const insert = `INSERT INTO payments (lab_id, order_id, amount, idempotency_key, dedup_key, created_at) VALUES (?, ?, ?, ?, ?, ?)`
 	one := func(i int) {
 		tx, err := db.BeginTx(ctx, nil)

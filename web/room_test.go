@@ -484,3 +484,59 @@ func TestReportNamesDirectCharges(t *testing.T) {
 		}
 	}
 }
+
+// The counts kept by triggers (payments, total, orders charged more than
+// once, orders charged more often than bought) always equal what counting
+// the ledger says, through charges, purchases and resets in any order.
+func TestKeptCountsEqualTheLedger(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lab.db")
+	s := startServer(t, withDB(db))
+	lab := s.newLab(`{"protection":"none"}`)
+	raw, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	check := func(step int) {
+		t.Helper()
+		var want sim.Totals
+		q := `SELECT COUNT(*), COALESCE(SUM(amount), 0) FROM payments WHERE lab_id = ?`
+		if err := raw.QueryRow(q, labID(lab)).Scan(&want.Payments, &want.Total); err != nil {
+			t.Fatal(err)
+		}
+		q = `SELECT COUNT(*), COALESCE(SUM(c > (SELECT COUNT(*) FROM operations o WHERE o.lab_id = ?1 AND o.order_id = p.order_id)), 0)
+FROM (SELECT order_id, COUNT(*) AS c FROM payments WHERE lab_id = ?1 GROUP BY order_id HAVING COUNT(*) > 1) p`
+		if err := raw.QueryRow(q, labID(lab)).Scan(&want.Doubled, &want.Overcharged); err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.Engine.Lab(context.Background(), labID(lab))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Engine.Totals(context.Background(), l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("after step %d: kept %+v, counted %+v", step, got, want)
+		}
+	}
+	for step := range 120 {
+		order := fmt.Sprintf("order-%d", step*7%5)
+		switch step % 6 {
+		case 0, 1:
+			s.must(http.StatusCreated, "POST", lab+"/charges", fmt.Sprintf(`{"order_id":%q,"amount":%d}`, order, 100+step))
+		case 2, 3:
+			s.operation(lab, fmt.Sprintf(`{"order_id":%q,"amount":100,"fate":"response-lost"}`, order))
+		case 4:
+			s.retry(lab, "latest", "")
+		case 5:
+			if step%30 == 5 {
+				s.must(http.StatusNoContent, "POST", lab+"/reset", "")
+			} else {
+				s.operation(lab, fmt.Sprintf(`{"order_id":%q,"amount":100,"fate":"request-lost"}`, order))
+			}
+		}
+		check(step)
+	}
+}
