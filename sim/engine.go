@@ -30,6 +30,9 @@ type Config struct {
 	// all labs at once; zero means DefaultMaxInFlight. One lab may use a
 	// quarter of it, and never less than a race of 64 needs.
 	MaxInFlight int
+	// Rooms are mechanisms beside the lab's own (a broker, a mailbox, a
+	// key-value store): their part of every lab's reset and removal.
+	Rooms []Room
 }
 
 // The defaults of the server-wide limits.
@@ -51,7 +54,8 @@ type Engine struct {
 	observers []func(Event)
 
 	labs     labCache
-	inFlight slots // simulated requests in flight, across all labs
+	inFlight slots  // simulated requests in flight, across all labs
+	rooms    []Room // every mechanism of a lab, for its reset and removal
 
 	flaters sync.Pool // *flate.Writer, for scenario codes
 
@@ -86,7 +90,8 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
 	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, cfg: cfg,
-		labs: labCache{m: map[string]*Lab{}}, inFlight: slots{max: int64(cfg.MaxInFlight)}}
+		labs: labCache{m: map[string]*Lab{}}, inFlight: slots{max: int64(cfg.MaxInFlight)},
+		rooms: append(defaultRooms(), cfg.Rooms...)}
 	if cfg.OnEvent != nil {
 		e.observers = append(e.observers, cfg.OnEvent)
 	}

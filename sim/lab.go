@@ -211,15 +211,8 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 // reset is Reset for a caller that has the lab's turn.
 func (e *Engine) reset(ctx context.Context, l *Lab) error {
 	_, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
-		for _, q := range []string{
-			`DELETE FROM order_stats WHERE lab_id = ?1`,
-			`DELETE FROM payments WHERE lab_id = ?1`,
-			`DELETE FROM idempotency_records WHERE lab_id = ?1`,
-			`DELETE FROM operations WHERE lab_id = ?1`, // and their attempts
-			`UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?1`,
-			`UPDATE lab_counts SET payments = 0, total = 0, doubled = 0, overcharged = 0, op_seq = 0 WHERE lab_id = ?1`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, l.ID); err != nil {
+		for _, r := range e.rooms {
+			if err := r.Reset(ctx, tx, l.ID); err != nil {
 				return err
 			}
 		}

@@ -245,20 +245,14 @@ func (e *Engine) remove(ctx context.Context, id string) error {
 	return e.purge(context.WithoutCancel(ctx), id)
 }
 
-// purgeSteps delete a lab's rows, children first, purgeChunk rows at a time.
-var purgeSteps = []string{
-	`DELETE FROM lab_counts WHERE lab_id = ?1 AND ?2`,
-	`DELETE FROM attempts WHERE rowid IN (SELECT rowid FROM attempts WHERE lab_id = ?1 LIMIT ?2)`,
-	`DELETE FROM operations WHERE rowid IN (SELECT rowid FROM operations WHERE lab_id = ?1 LIMIT ?2)`,
-	`DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments WHERE lab_id = ?1 LIMIT ?2)`,
-	`DELETE FROM order_stats WHERE (lab_id, order_id) IN (SELECT lab_id, order_id FROM order_stats WHERE lab_id = ?1 LIMIT ?2)`,
-	`DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (SELECT lab_id, scope, key FROM idempotency_records WHERE lab_id = ?1 LIMIT ?2)`,
-	`DELETE FROM lab_actions WHERE rowid IN (SELECT rowid FROM lab_actions WHERE lab_id = ?1 LIMIT ?2)`,
-}
-
-// purge deletes a lab that is out of use (building or doomed), rows first.
+// purge deletes a lab that is out of use (building or doomed): each room's
+// rows a chunk at a time, then the lab.
 func (e *Engine) purge(ctx context.Context, id string) error {
-	for _, q := range purgeSteps {
+	var steps []string
+	for _, r := range e.rooms {
+		steps = append(steps, r.Purge()...)
+	}
+	for _, q := range steps {
 		for {
 			res, err := e.store.exec(ctx, q, id, purgeChunk)
 			if err != nil {
