@@ -540,3 +540,25 @@ FROM (SELECT order_id, COUNT(*) AS c FROM payments WHERE lab_id = ?1 GROUP BY or
 		check(step)
 	}
 }
+
+// The double-charge alert names at most ten orders and says how many more:
+// a lab with thousands of doubly charged orders has a page of the same size.
+func TestAlertIsBounded(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	for i := range 13 {
+		for range 2 {
+			s.must(http.StatusCreated, "POST", lab+"/charges", fmt.Sprintf(`{"order_id":"order-%d","amount":1500}`, i))
+		}
+	}
+	for lang, more := range map[string]string{"en": "…and 3 more orders charged more than once.", "ru": "…и ещё 3 заказа с повторным списанием."} {
+		doc := getPage(t, http.DefaultClient, s.URL+"/labs/"+labID(lab), lang)
+		alert := doc.Find(`[data-testid="double-charge-alert"]`)
+		if n := alert.Find("li").Length(); n != 10 {
+			t.Errorf("%s: the alert names %d orders, want 10", lang, n)
+		}
+		if !strings.Contains(alert.Text(), more) {
+			t.Errorf("%s: the alert does not say %q: %s", lang, more, alert.Text())
+		}
+	}
+}
