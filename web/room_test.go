@@ -562,3 +562,12 @@ func TestAlertIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A lab with no lesson open is "idle", one of the four states README lists.
+func TestLessonStateOfNoLesson(t *testing.T) {
+	s := startServer(t)
+	lab := s.newLab("")
+	if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != sim.LessonIdle {
+		t.Errorf("state %q with no lesson open, want %q", st, sim.LessonIdle)
+	}
+}
