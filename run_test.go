@@ -195,3 +195,16 @@ func TestShutdownEndsLiveStreams(t *testing.T) {
 		}
 	}
 }
+
+// -h prints the usage and is not an error.
+func TestHelpIsNotAnError(t *testing.T) {
+	out := &syncBuffer{}
+	if err := run(context.Background(), []string{"idemlab", "-h"}, func(string) string { return "" }, out); err != nil {
+		t.Errorf("-h: %v, want nil", err)
+	}
+	for _, flag := range []string{"-lab-idle", "-max-labs", "-max-inflight", "-max-streams"} {
+		if !strings.Contains(out.String(), flag) {
+			t.Errorf("the usage does not list %s:\n%s", flag, out.String())
+		}
+	}
+}
