@@ -18,6 +18,7 @@ var errorMessages = map[string]message{
 	"err.max-labs":         {"The server holds as many labs as it may (%d); idle labs are removed after %s.", "На сервере уже столько лабораторий, сколько он может держать (%d); неиспользуемые удаляются через %s."},
 	"err.max-inflight":     {"The server has as many simulated requests in flight as it may (%d); try again in a moment.", "У сервера уже столько имитируемых запросов в пути, сколько он допускает (%d); повторите через мгновение."},
 	"err.max-inflight-lab": {"This lab has as many simulated requests in flight as one lab may (%d); try again in a moment.", "У этой лаборатории уже столько имитируемых запросов в пути, сколько допускается одной лаборатории (%d); повторите через мгновение."},
+	"err.max-requests":     {"The server is working on as many requests as it may (%d); try again in a moment.", "Сервер уже обрабатывает столько запросов, сколько может (%d); повторите через мгновение."},
 	"err.max-streams":      {"The server has as many live pages open as it may (%d); the page will try again.", "На сервере открыто столько живых страниц, сколько он допускает (%d); страница попробует снова."},
 
 	"rule.required":         {"is required", "обязательно"},
