@@ -49,9 +49,6 @@ var (
 	probMediaType = problemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type",
 		"The API reads JSON only: send the body with the header `Content-Type: application/json`.",
 		"Неподдерживаемый тип содержимого", "API принимает только JSON: отправляйте тело с заголовком `Content-Type: application/json`."}
-	probCSRF = problemType{"csrf-token-invalid", http.StatusForbidden, "Form token missing or stale",
-		"Forms of the lab carry a token that proves they come from the lab's own page, so that another site cannot make your browser post to the lab. The token was missing or did not match: reload the page and send the form again.",
-		"Токен формы отсутствует или устарел", "Формы лаборатории несут токен, который доказывает, что они отправлены с её собственной страницы, — чтобы чужой сайт не мог отправить форму от имени вашего браузера. Токена нет или он не совпал: обновите страницу и отправьте форму снова."}
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
 		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
 		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
@@ -62,7 +59,7 @@ var (
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCSRF, probCrossSite, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.

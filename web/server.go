@@ -66,7 +66,7 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 		},
 	}))
 	e.Use(limitBody)
-	e.Use(sameOriginWrites)
+	e.Use(sameOrigin(http.NewCrossOriginProtection()))
 	hub := NewHub(engine, logger)
 	addRoutes(e, engine, hub)
 	return &Server{Handler: e, hub: hub}
