@@ -133,3 +133,26 @@ func TestPageCarriesNoToken(t *testing.T) {
 		t.Errorf("the page sets cookies %q", c)
 	}
 }
+
+// The new problem types have their pages in both languages; the form
+// token's is gone with the token.
+func TestLimitProblemPages(t *testing.T) {
+	s := startServer(t)
+	for _, tc := range []struct{ slug, en, ru string }{
+		{"forbidden", "Forbidden", "Запрещено"},
+		{"rate-limited", "Too many requests", "Слишком много запросов"},
+		{"server-busy", "The server is busy", "Сервер занят"},
+		{"cross-site-request", "Request from another site", "Запрос с другого сайта"},
+	} {
+		for lang, want := range map[string]string{"en": tc.en, "ru": tc.ru} {
+			doc := getPage(t, http.DefaultClient, s.URL+"/problems/"+tc.slug+"?lang="+lang, "")
+			if got := doc.Find("h1").Text(); got != want {
+				t.Errorf("/problems/%s in %s: h1 %q, want %q", tc.slug, lang, got, want)
+			}
+		}
+		if doc := getPage(t, http.DefaultClient, s.URL+"/problems", ""); doc.Find(`a[href="/problems/`+tc.slug+`"]`).Length() != 1 {
+			t.Errorf("/problems does not list %s", tc.slug)
+		}
+	}
+	s.must(http.StatusNotFound, "GET", "/problems/csrf-token-invalid", "")
+}

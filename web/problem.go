@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -52,6 +53,15 @@ var (
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
 		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
 		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
+	probForbidden = problemType{"forbidden", http.StatusForbidden, "Forbidden",
+		"The request is understood, and refused: what it asks is not allowed. The shared lab `demo`, for one, cannot be deleted, since the whole class uses it. Create a private lab to have one of your own.",
+		"Запрещено", "Запрос понят, но выполнить его нельзя. Например, общую лабораторию `demo` нельзя удалить: ею пользуется весь класс. Создайте личную лабораторию, чтобы распоряжаться ею самому."}
+	probRateLimited = problemType{"rate-limited", http.StatusTooManyRequests, "Too many requests",
+		"This address has asked for too much of one costly thing in a short time: new labs, side-by-side comparisons or scenario links. Each is limited per client address, so that one person's script cannot crowd out the rest of the class. The `limit` member names the limit reached. Nothing was done: try again after the number of seconds in the `Retry-After` header.",
+		"Слишком много запросов", "С этого адреса за короткое время пришло слишком много дорогих запросов одного рода: новые лаборатории, сравнения или ссылки на сценарии. Каждый такой запрос ограничен для одного адреса клиента, чтобы скрипт одного человека не мешал остальному классу. Поле `limit` называет сработавшее ограничение. Ничего не сделано: повторите через столько секунд, сколько указано в заголовке `Retry-After`."}
+	probBusy = problemType{"server-busy", http.StatusServiceUnavailable, "The server is busy",
+		"A limit of the whole server is reached: how many labs it holds (`max-labs`), how many simulated requests may be in flight across all labs (`max-inflight`) or how many pages may follow their labs live (`max-streams`). The `limit` member names it. Nothing was done: try again after the number of seconds in the `Retry-After` header. Idle labs are removed in time, and requests in flight finish.",
+		"Сервер занят", "Достигнут предел всего сервера: сколько лабораторий он хранит (`max-labs`), сколько имитированных запросов может выполняться сразу во всех лабораториях (`max-inflight`) или сколько страниц может следить за своими лабораториями вживую (`max-streams`). Поле `limit` называет его. Ничего не сделано: повторите через столько секунд, сколько указано в заголовке `Retry-After`. Заброшенные лаборатории со временем удаляются, а выполняющиеся запросы завершаются."}
 	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
 		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe.",
 		"Внутренняя ошибка сервера", "Внутри лаборатории что-то пошло не так; это записано в журнал. Запрос можно повторить — с Idempotency-Key это всегда безопасно."}
@@ -59,7 +69,7 @@ var (
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probForbidden, probRateLimited, probBusy, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.
@@ -70,8 +80,11 @@ type Problem struct {
 	Detail   string           `json:"detail,omitempty"`
 	Instance string           `json:"instance,omitempty"`
 	Errors   []sim.FieldError `json:"errors,omitempty"`
+	// Limit names the limit reached, for 429 and 503: max-labs,
+	// max-inflight, max-streams, lab-rate, compare-rate, scenario-rate.
+	Limit string `json:"limit,omitempty"`
 
-	retryAfter int // seconds, for 409
+	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
 }
 
 // Error makes Problem an error that handlers can return.
@@ -103,7 +116,13 @@ func problemFor(err error) *Problem {
 			q = newProblem(probKeyReused, se.Message)
 		case sim.EInFlight:
 			q = newProblem(probInFlight, se.Message)
-			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EForbidden:
+			q = newProblem(probForbidden, se.Message)
+		case sim.EBusy:
+			q = newProblem(probBusy, se.Message)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:
 			return newProblem(probInternal, "")
 		}
@@ -128,6 +147,10 @@ func problemFor(err error) *Problem {
 	return newProblem(probInternal, "")
 }
 
+// retrySeconds is a Retry-After of d: whole seconds, rounded up, at least 1
+// (0 would invite a retry at once).
+func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
+
 // handleError is Echo's error handler: every error becomes a problem+json
 // answer, logged when it is the server's fault.
 func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
@@ -136,7 +159,7 @@ func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 			return
 		}
 		p := problemFor(err)
-		if p.Status >= 500 {
+		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable { // a busy server is not a fault
 			log(c, err)
 		}
 		p.Instance = c.Request().URL.Path

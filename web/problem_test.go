@@ -1,0 +1,78 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+)
+
+// errorServer answers every request with err, through the lab's error
+// handler; logged collects what it logs.
+func errorServer(err error, logged *[]error) *echo.Echo {
+	e := echo.New()
+	e.HTTPErrorHandler = handleError(func(_ echo.Context, err error) { *logged = append(*logged, err) })
+	e.Any("/x", func(echo.Context) error { return err })
+	return e
+}
+
+// The engine's refusals map to their problems: 403 forbidden, and 503
+// server-busy with Retry-After (whole seconds, rounded up, at least 1) and
+// the limit named.
+func TestEngineRefusalsMapToProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		status     int
+		typ        string
+		retryAfter string
+		limit      string
+	}{
+		{"forbidden", sim.Errorf(sim.EForbidden, "The shared lab demo cannot be deleted."), 403, "/problems/forbidden", "", ""},
+		{"max-labs", sim.Busy("max-labs", 1500*time.Millisecond, "The server holds as many labs as it may."), 503, "/problems/server-busy", "2", "max-labs"},
+		{"max-inflight, no wait given", sim.Busy("max-inflight", 0, "Too many simulated requests are in flight."), 503, "/problems/server-busy", "1", "max-inflight"},
+		{"max-streams", sim.Busy("max-streams", 10*time.Second, "Too many pages are open."), 503, "/problems/server-busy", "10", "max-streams"},
+		{"wrapped", fmt.Errorf("engine: create lab: %w", sim.Busy("max-labs", 3*time.Second, "Full.")), 503, "/problems/server-busy", "3", "max-labs"},
+		{"in flight", &sim.Error{Code: sim.EInFlight, Message: "Still working.", RetryAfter: 200 * time.Millisecond}, 409, "/problems/request-in-flight", "1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logged []error
+			rec := httptest.NewRecorder()
+			errorServer(tc.err, &logged).ServeHTTP(rec, httptest.NewRequest("POST", "/x", nil))
+			if rec.Code != tc.status {
+				t.Errorf("status %d, want %d", rec.Code, tc.status)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if got := rec.Header().Get("Retry-After"); got != tc.retryAfter {
+				t.Errorf("Retry-After %q, want %q", got, tc.retryAfter)
+			}
+			var p map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+				t.Fatalf("body: %v\n%s", err, rec.Body)
+			}
+			if p["type"] != tc.typ || p["status"] != float64(tc.status) {
+				t.Errorf("type %v, status %v; want %s, %d", p["type"], p["status"], tc.typ, tc.status)
+			}
+			if got, _ := p["limit"].(string); got != tc.limit {
+				t.Errorf("limit %q, want %q", got, tc.limit)
+			}
+			if len(logged) != 0 {
+				t.Errorf("a refusal was logged as a failure: %v", logged)
+			}
+		})
+	}
+	var logged []error
+	rec := httptest.NewRecorder()
+	errorServer(errors.New("disk on fire"), &logged).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != 500 || len(logged) != 1 {
+		t.Errorf("an internal error: %d, logged %v; want 500, logged once", rec.Code, logged)
+	}
+}
