@@ -9,8 +9,13 @@ import (
 	"idemlab/static"
 )
 
+// routeLimits are the limits per client address of the costly routes.
+type routeLimits struct {
+	labs, compares, scenarios echo.MiddlewareFunc
+}
+
 // addRoutes maps the whole HTTP surface of the lab.
-func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
+func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits) {
 	root := e.Group("")
 	get(root, "/healthz", handleHealth(engine))
 	get(root, "/problems", handleProblemIndex(), withLang)
@@ -23,7 +28,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	// cross-origin check of NewServer.)
 	get(root, "/", handlePage(engine, hub), withLang)
 	get(root, "/labs/:lab", handlePage(engine, hub), withLang)
-	e.POST("/labs", handleNewLab(engine))
+	e.POST("/labs", handleNewLab(engine), limit.labs)
 	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), withLang)
 	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), withLang)
 	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), withLang)
@@ -33,8 +38,8 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(engine, hub), withLang)
 	e.POST("/labs/:lab/lesson/step", handleLessonStep(engine, hub), withLang)
 	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
-	e.POST("/compare", handleCompare(engine), withLang)
-	get(root, "/s/:code", handleScenario(engine))
+	e.POST("/compare", handleCompare(engine), limit.compares, withLang)
+	get(root, "/s/:code", handleScenario(engine), limit.scenarios)
 	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(engine))
 	get(root, "/labs/:lab/export/history.json", handleExportJSON(engine))
 	get(root, "/labs/:lab/export/report.md", handleExportReport(engine), withLang)
@@ -44,7 +49,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	lab := withLab(engine)
 	once := idempotent(engine)
 	api := e.Group("/api/v1")
-	api.POST("/labs", handleCreateLab(engine), once)
+	api.POST("/labs", handleCreateLab(engine), limit.labs, once)
 	get(api, "/labs/:lab/settings", handleGetSettings(), lab)
 	api.PATCH("/labs/:lab/settings", handlePatchSettings(engine), lab)
 	api.POST("/labs/:lab/charges", handleCharge(engine), lab)
@@ -56,7 +61,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	api.POST("/labs/:lab/operations/:op/retry", handleRetry(engine), lab, once)
 	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
-	api.POST("/compare", handleCompareAPI(engine))
+	api.POST("/compare", handleCompareAPI(engine), limit.compares)
 	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
 	get(api, "/labs/:lab/lesson", handleLessonAPI(engine), lab)
 	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab, once)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -33,6 +34,22 @@ type Options struct {
 	// MaxStreams is how many live streams (open pages) the server keeps at
 	// once, across all labs; past it a new stream is refused with 503.
 	MaxStreams int
+
+	// The limits per client address; a zero Rate takes the default, a
+	// negative Burst turns the limit off. The defaults suit a classroom,
+	// which often shares one public address (the school's NAT): when the
+	// teacher says "everyone, open a new lab" or shares a scenario link, 30
+	// people get through at once.
+	//
+	// LabRate limits creating labs (POST /labs, POST /api/v1/labs): 30 at
+	// once, then one every 2 s.
+	LabRate Rate
+	// CompareRate limits side-by-side runs (POST /compare, POST
+	// /api/v1/compare), 25 labs each: 3 at once, then one every 10 s.
+	CompareRate Rate
+	// ScenarioRate limits opening scenario links (GET /s/{code}), each a
+	// lab rebuilt: 30 at once, then one every 2 s.
+	ScenarioRate Rate
 }
 
 // NewServer returns the lab's HTTP handler over the given engine.
@@ -40,8 +57,17 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	limits := routeLimits{
+		labs:      newLimiter("lab-rate", "new labs", opts.LabRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
+		compares:  newLimiter("compare-rate", "comparisons", opts.CompareRate.orDefault(Rate{Every: 10 * time.Second, Burst: 3}), time.Now).middleware,
+		scenarios: newLimiter("scenario-rate", "scenario links opened", opts.ScenarioRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The client's address is the connection's: X-Forwarded-For and
+	// X-Real-IP are the client's to write, so a limit per address would
+	// not hold if they were believed.
+	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
 		logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	})
@@ -68,7 +94,7 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	e.Use(limitBody)
 	e.Use(sameOrigin(http.NewCrossOriginProtection()))
 	hub := NewHub(engine, logger)
-	addRoutes(e, engine, hub)
+	addRoutes(e, engine, hub, limits)
 	return &Server{Handler: e, hub: hub}
 }
 
