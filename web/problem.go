@@ -6,7 +6,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -147,6 +149,42 @@ func problemFor(err error) *Problem {
 	return newProblem(probInternal, "")
 }
 
+// maxEcho is how many characters of the request a problem repeats at most:
+// a 64 KiB scenario code or lab id is not sent back whole.
+const maxEcho = 200
+
+// clipped is p for the answer to the request at path: its instance the
+// path, and each string that may repeat the request (detail, instance,
+// the errors' fields and details) cut to maxEcho characters. p itself,
+// and the errors it shares with a domain error, are not changed.
+func (p *Problem) clipped(path string) *Problem {
+	q := *p
+	q.Detail, q.Instance = clip(p.Detail), clip(path)
+	if p.Errors != nil {
+		q.Errors = make([]sim.FieldError, len(p.Errors))
+		for i, f := range p.Errors {
+			q.Errors[i] = sim.FieldError{Field: clip(f.Field), Detail: clip(f.Detail)}
+		}
+	}
+	return &q
+}
+
+// clip cuts s to maxEcho characters, the last an ellipsis when cut; bytes
+// that are not UTF-8 count one each.
+func clip(s string) string {
+	if len(s) <= maxEcho || utf8.RuneCountInString(s) <= maxEcho {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxEcho-1 {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		n++
+	}
+	return s
+}
+
 // retrySeconds is a Retry-After of d: whole seconds, rounded up, at least 1
 // (0 would invite a retry at once).
 func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
@@ -162,7 +200,7 @@ func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable { // a busy server is not a fault
 			log(c, err)
 		}
-		p.Instance = c.Request().URL.Path
+		p = p.clipped(c.Request().URL.Path)
 		h := c.Response().Header()
 		if p.retryAfter > 0 {
 			h.Set("Retry-After", strconv.Itoa(p.retryAfter))

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -74,5 +76,32 @@ func TestEngineRefusalsMapToProblems(t *testing.T) {
 	errorServer(errors.New("disk on fire"), &logged).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
 	if rec.Code != 500 || len(logged) != 1 {
 		t.Errorf("an internal error: %d, logged %v; want 500, logged once", rec.Code, logged)
+	}
+}
+
+// clip keeps 200 characters at most, counting characters, not bytes.
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int // characters
+		cut  bool
+	}{
+		{"", 0, false},
+		{strings.Repeat("a", 200), 200, false},
+		{strings.Repeat("a", 201), 200, true},
+		{strings.Repeat("я", 200), 200, false},
+		{strings.Repeat("я", 201), 200, true},
+		{strings.Repeat("\xff", 300), 200, true},
+	} {
+		got := clip(tc.in)
+		if n := utf8.RuneCountInString(got); n > tc.want || (!tc.cut && got != tc.in) {
+			t.Errorf("clip(%d bytes) = %d characters %q", len(tc.in), n, got)
+		}
+		if cut := strings.HasSuffix(got, "…") && got != tc.in; cut != tc.cut {
+			t.Errorf("clip(%d bytes): cut %v, want %v", len(tc.in), cut, tc.cut)
+		}
+		if tc.cut && !utf8.ValidString(got) {
+			t.Errorf("clip(%d bytes) is not UTF-8", len(tc.in))
+		}
 	}
 }
