@@ -17,6 +17,19 @@ type Rate struct {
 	Burst int
 }
 
+// String says r in words: "30 at once, then 30 a minute".
+func (r Rate) String() string {
+	switch {
+	case r.Every <= time.Minute && time.Minute%r.Every == 0:
+		return fmt.Sprintf("%d at once, then %d a minute", r.Burst, time.Minute/r.Every)
+	case r.Every%time.Hour == 0:
+		return fmt.Sprintf("%d at once, then one every %d h", r.Burst, r.Every/time.Hour)
+	case r.Every%time.Minute == 0:
+		return fmt.Sprintf("%d at once, then one every %d min", r.Burst, r.Every/time.Minute)
+	}
+	return fmt.Sprintf("%d at once, then one every %g s", r.Burst, r.Every.Seconds())
+}
+
 // off reports whether r limits nothing: a negative Burst turns a limit off.
 func (r Rate) off() bool { return r.Burst < 0 }
 
@@ -118,8 +131,7 @@ func (l *limiter) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		if ok, wait := l.allow(clientKey(c.RealIP())); !ok {
-			p := newProblem(probRateLimited, fmt.Sprintf("Too many %s from this address: %d at once, then one every %s. Try again in %d s.",
-				l.what, l.r.Burst, l.r.Every, retrySeconds(wait)))
+			p := newProblem(probRateLimited, fmt.Sprintf("Too many %s from this address: %s.", l.what, l.r))
 			p.Limit = l.name
 			p.retryAfter = retrySeconds(wait)
 			return p

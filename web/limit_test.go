@@ -73,3 +73,18 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+// A limit says itself in words in the problem's detail.
+func TestRateString(t *testing.T) {
+	for r, want := range map[Rate]string{
+		{Every: 2 * time.Second, Burst: 30}:        "30 at once, then 30 a minute",
+		{Every: 10 * time.Second, Burst: 3}:        "3 at once, then 6 a minute",
+		{Every: time.Hour, Burst: 1}:               "1 at once, then one every 1 h",
+		{Every: 5 * time.Minute, Burst: 2}:         "2 at once, then one every 5 min",
+		{Every: 1700 * time.Millisecond, Burst: 4}: "4 at once, then one every 1.7 s",
+	} {
+		if got := r.String(); got != want {
+			t.Errorf("%#v: %q, want %q", r, got, want)
+		}
+	}
+}

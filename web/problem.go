@@ -190,7 +190,8 @@ func clip(s string) string {
 func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 // handleError is Echo's error handler: every error becomes a problem+json
-// answer, logged when it is the server's fault.
+// answer, or its page for a browser (wantsPage), logged when it is the
+// server's fault.
 func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -204,6 +205,10 @@ func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 		h := c.Response().Header()
 		if p.retryAfter > 0 {
 			h.Set("Retry-After", strconv.Itoa(p.retryAfter))
+		}
+		addVary(h, "Accept")
+		if wantsPage(c.Request()) && errorPage(c, p) == nil {
+			return
 		}
 		h.Set(echo.HeaderContentType, "application/problem+json")
 		if c.Request().Method == http.MethodHead {

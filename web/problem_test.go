@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/views"
 )
 
 // errorServer answers every request with err, through the lab's error
@@ -102,6 +103,35 @@ func TestClip(t *testing.T) {
 		}
 		if tc.cut && !utf8.ValidString(got) {
 			t.Errorf("clip(%d bytes) is not UTF-8", len(tc.in))
+		}
+	}
+}
+
+// A busy server answers a browser with a page too: 503 and Retry-After, as
+// the JSON has them.
+func TestBusyPage(t *testing.T) {
+	var logged []error
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/x", nil)
+	req.Header.Set("Accept", "text/html,*/*;q=0.8")
+	req.Header.Set("Accept-Language", "ru")
+	errorServer(sim.Busy("max-labs", 4*time.Second, "Full."), &logged).ServeHTTP(rec, req)
+	if rec.Code != 503 || rec.Header().Get("Retry-After") != "4" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("%d, Retry-After %q, %q", rec.Code, rec.Header().Get("Retry-After"), rec.Header().Get("Content-Type"))
+	}
+	for _, want := range []string{`lang="ru"`, "Сервер занят", "Повторите через 4 секунды.", `href="/problems/server-busy"`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("the page does not say %q:\n%s", want, rec.Body)
+		}
+	}
+}
+
+// Every problem type has its lead on the error pages, in both languages.
+func TestEveryProblemHasALead(t *testing.T) {
+	keys := views.Keys()
+	for _, p := range problemTypes() {
+		if m, ok := keys["error.lead."+p.Slug]; !ok || m[0] == "" || m[1] == "" {
+			t.Errorf("no lead for %s: %q", p.Slug, m)
 		}
 	}
 }
