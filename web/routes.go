@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
-	"idemlab/static"
 )
 
 // routeLimits are the limits per client address of the costly routes.
@@ -15,12 +14,12 @@ type routeLimits struct {
 }
 
 // addRoutes maps the whole HTTP surface of the lab.
-func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits) {
+func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits, files assets) {
 	root := e.Group("")
 	get(root, "/healthz", handleHealth(engine))
 	get(root, "/problems", handleProblemIndex(), withLang)
 	get(root, "/problems/:slug", handleProblemPage(), withLang)
-	e.StaticFS("/static", static.Files)
+	get(root, "/static/*", files.handler())
 
 	// The dashboard: pages, their form posts and live streams. Middleware
 	// goes on each route: on a Group, Echo would run it for every unmatched

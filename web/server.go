@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"idemlab/sim"
+	"idemlab/static"
 )
 
 // Server is the lab's HTTP handler: the JSON API, the pages and their live
@@ -54,6 +55,10 @@ type Options struct {
 
 // NewServer returns the lab's HTTP handler over the given engine.
 func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
+	files, err := loadAssets(static.Files)
+	if err != nil { // the files are embedded: only a broken build gets here
+		panic("web: static files: " + err.Error())
+	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
@@ -86,15 +91,17 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
 		// Pages and assets only: the API's answers are small, and the SSE
 		// streams flush as they go.
+		// The static files are gzipped once, at start.
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events")
+			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/static/")
 		},
 	}))
 	e.Use(limitBody)
+	e.Use(files.withAssets)
 	e.Use(sameOrigin(http.NewCrossOriginProtection()))
 	hub := NewHub(engine, logger)
-	addRoutes(e, engine, hub, limits)
+	addRoutes(e, engine, hub, limits, files)
 	return &Server{Handler: e, hub: hub}
 }
 
