@@ -117,7 +117,7 @@ func errorView(c echo.Context, p *Problem) views.ErrorView {
 			v.Fields = append(v.Fields, f.Field)
 		}
 	}
-	if views.LangOf(c.Request().Context()) == views.English {
+	if views.LangOf(c.Request().Context()) == views.English && strings.TrimSuffix(p.Detail, ".") != p.Title {
 		v.Detail = p.Detail
 	}
 	return v

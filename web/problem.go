@@ -53,8 +53,8 @@ var (
 		"The API reads JSON only: send the body with the header `Content-Type: application/json`.",
 		"Неподдерживаемый тип содержимого", "API принимает только JSON: отправляйте тело с заголовком `Content-Type: application/json`."}
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
-		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
-		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
+		"A page of another site asked your browser to change something in the lab. The lab's forms and its API take changes only from the lab's own pages and from programs (`curl`), so nobody can reset or charge in your lab behind your back. The browser tells where a request comes from (the `Sec-Fetch-Site` and `Origin` headers); a page on another port of the same host counts as another site.",
+		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. Формы лаборатории и её API принимают изменения только со страниц самой лаборатории и от программ (`curl`), чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной. Откуда пришёл запрос, сообщает браузер (заголовки `Sec-Fetch-Site` и `Origin`); страница на другом порту того же хоста считается другим сайтом."}
 	probForbidden = problemType{"forbidden", http.StatusForbidden, "Forbidden",
 		"The request is understood, and refused: what it asks is not allowed. The shared lab `demo`, for one, cannot be deleted, since the whole class uses it. Create a private lab to have one of your own.",
 		"Запрещено", "Запрос понят, но выполнить его нельзя. Например, общую лабораторию `demo` нельзя удалить: ею пользуется весь класс. Создайте личную лабораторию, чтобы распоряжаться ею самому."}
