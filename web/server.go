@@ -89,9 +89,8 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	e.Use(secureHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
-		// Pages and assets only: the API's answers are small, and the SSE
-		// streams flush as they go.
-		// The static files are gzipped once, at start.
+		// Pages only: the API's answers are small, the SSE streams flush
+		// as they go, and the static files are gzipped once, at start.
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
 			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/static/")
