@@ -78,7 +78,8 @@ func (l Lang) T(key string, args ...any) string {
 	return fmt.Sprintf(f, args...)
 }
 
-// lookup finds key in the catalogs: the page's, the log's, the diagram's.
+// lookup finds key in the catalogs: the page's, the log's, the diagram's,
+// the checklist's, the lessons', the errors', the error pages'.
 func lookup(key string) (message, bool) {
 	for _, c := range catalogs() {
 		if m, ok := c[key]; ok {
@@ -88,8 +89,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [6]map[string]message {
-	return [6]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages}
+func catalogs() [7]map[string]message {
+	return [7]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

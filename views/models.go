@@ -5,7 +5,6 @@ type LabPage struct {
 	LabID    string
 	IsDemo   bool
 	ShareURL string // the private lab's address, ready to share
-	CSRF     string // the form token
 	Settings SettingsView
 	Ledger   LedgerView
 	Diagram  Diagram

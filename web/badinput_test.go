@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
 	"idemlab/sim"
@@ -117,6 +118,24 @@ var badCases = []badCase{
 	{name: "null values", body: `{"order_id":null,"amount":null}`, status: 400, typ: pValidation, field: "order_id"},
 	{name: "null body", body: `null`, status: 400, typ: pValidation, field: "order_id"},
 	{name: "unknown field", body: `{"order_id":"order-42","amount":1500,"currency":"RUB"}`, status: 400, typ: pValidation, field: "currency"},
+	// JSON that parsers read differently: one plain value per field, names
+	// exactly as documented, UTF-8, numbers a JavaScript program reads alike.
+	{name: "amount twice", body: `{"order_id":"order-42","amount":1500,"amount":1}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount twice, same value", body: `{"order_id":"order-42","amount":1500,"amount":1500}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "amount twice, escaped", body: `{"order_id":"order-42","amount":1500,"\u0061mount":1}`, status: 400, typ: pValidation, field: "amount"},
+	{name: "order_id twice, first invalid", body: `{"order_id":"order 42","order_id":"order-42","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "Amount", body: `{"order_id":"order-42","Amount":1500}`, status: 400, typ: pValidation, field: "Amount"},
+	{name: "ORDER_ID", body: `{"ORDER_ID":"order-42","amount":1500}`, status: 400, typ: pValidation, field: "ORDER_ID"},
+	{name: "amount and AMOUNT", body: `{"order_id":"order-42","amount":1500,"AMOUNT":1}`, status: 400, typ: pValidation, field: "AMOUNT"},
+	{name: "order_id invalid UTF-8", body: "{\"order_id\":\"order-\xff\",\"amount\":1500}", status: 400, typ: pValidation, field: "order_id"},
+	{name: "order_id half a surrogate pair", body: `{"order_id":"order-\ud800","amount":1500}`, status: 400, typ: pValidation, field: "order_id"},
+	{name: "name invalid UTF-8", body: "{\"order_id\":\"order-42\",\"amount\":1500,\"\xff\":1}", status: 400, typ: pValidation},
+	{name: "operation fate twice", path: "{lab}/operations", body: `{"order_id":"order-42","amount":1500,"fate":"ok","fate":"response-lost"}`, status: 400, typ: pValidation, field: "fate"},
+	{name: "operation Fate", path: "{lab}/operations", body: `{"order_id":"order-42","amount":1500,"Fate":"ok"}`, status: 400, typ: pValidation, field: "Fate"},
+	{name: "race parallel twice", path: "{lab}/operations/{op}/race", body: `{"parallel":2,"parallel":64}`, status: 400, typ: pValidation, field: "parallel"},
+	{name: "retry with_key twice", path: "{lab}/operations/{op}/retry", body: `{"with_key":true,"with_key":false}`, status: 400, typ: pValidation, field: "with_key"},
+	{name: "lesson twice", path: "{lab}/lesson", body: `{"lesson":1,"lesson":2}`, status: 400, typ: pValidation, field: "lesson"},
+	{name: "lesson step At", path: "{lab}/lesson/step", body: `{"At":0}`, status: 400, typ: pValidation, field: "At"},
 	// The Idempotency-Key header.
 	{name: "key empty", build: func(url string) *http.Request {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(validCharge))
@@ -180,6 +199,13 @@ var badCases = []badCase{
 	{name: "settings key_ttl_s 0", method: "PATCH", path: "{lab}/settings", body: `{"key_ttl_s":0}`, status: 400, typ: pValidation, field: "key_ttl_s"},
 	{name: "settings seed negative", method: "PATCH", path: "{lab}/settings", body: `{"seed":-1}`, status: 400, typ: pValidation, field: "seed"},
 	{name: "settings one good one bad", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none","server_delay_ms":-5}`, status: 400, typ: pValidation, field: "server_delay_ms"},
+	{name: "settings protection twice", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none","protection":"replay"}`, status: 400, typ: pValidation, field: "protection"},
+	{name: "settings Protection", method: "PATCH", path: "{lab}/settings", body: `{"Protection":"none"}`, status: 400, typ: pValidation, field: "Protection"},
+	{name: "settings key_strategy with a Kelvin sign", method: "PATCH", path: "{lab}/settings", body: `{"\u212aey_strategy":"none"}`, status: 400, typ: pValidation, field: "\u212aey_strategy"},
+	{name: "settings nested twice", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"max_attempts":3,"max_attempts":4}}`, status: 400, typ: pValidation, field: "retry.max_attempts"},
+	{name: "settings nested Max_Attempts", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"Max_Attempts":3}}`, status: 400, typ: pValidation, field: "retry.Max_Attempts"},
+	{name: "settings retry twice", method: "PATCH", path: "{lab}/settings", body: `{"retry":{"max_attempts":3},"retry":{"max_attempts":4}}`, status: 400, typ: pValidation, field: "retry"},
+	{name: "settings seed beyond 2^53", method: "PATCH", path: "{lab}/settings", body: `{"seed":9007199254740993}`, status: 400, typ: pValidation, field: "seed"},
 	{name: "settings text/plain", method: "PATCH", path: "{lab}/settings", body: `{"protection":"none"}`, headers: []string{"Content-Type", "", "Content-Type", "text/plain"}, status: 415, typ: pMediaType},
 	// Methods and queries.
 	{name: "GET charges", method: "GET", path: "{lab}/charges", headers: []string{}, status: 405, typ: pMethod},
@@ -404,8 +430,21 @@ func TestBadInput(t *testing.T) {
 }
 
 // validChargeBody tells whether body is a valid charge by the spec: one JSON
-// object with a valid order_id and amount and nothing else.
+// object with a valid order_id and amount and nothing else, which every
+// JSON reader reads alike (RFC 7493: UTF-8, each name once; and the names
+// exactly these two, not in another case).
 func validChargeBody(body []byte) (sim.Charge, bool) {
+	if !jsontext.Value(body).IsValid() {
+		return sim.Charge{}, false
+	}
+	var names map[string]json.RawMessage
+	if json.Unmarshal(body, &names) == nil {
+		for n := range names {
+			if n != "order_id" && n != "amount" {
+				return sim.Charge{}, false
+			}
+		}
+	}
 	var b struct {
 		OrderID *string `json:"order_id"`
 		Amount  *int64  `json:"amount"`
@@ -454,6 +493,8 @@ func FuzzCharge(f *testing.F) {
 	f.Add([]byte(`{"amount":1500,"order_id":"order-42"}`), "fuzz-1")
 	f.Add([]byte(`{"order_id":"order-43","amount":1}`), `"fuzz-1"`)
 	f.Add([]byte(`{"Order_ID":"order-42","AMOUNT":1500}`), " fuzz-2 ")
+	f.Add([]byte(`{"order_id":"order-44","amount":1500,"amount":2}`), "fuzz-3")
+	f.Add([]byte("{\"order_id\":\"order-\xc3\",\"amount\":1500}"), "fuzz-4")
 
 	s := startServer(f)
 	prefix := s.newLab(`{"protection":"replay"}`)

@@ -3,7 +3,6 @@ package web_test
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
-	resp, body := p.post("/compare", url.Values{"_csrf": {p.token}}, false)
+	resp, body := p.post("/compare", nil, false)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("compare: %d %.300s", resp.StatusCode, body)
 	}
@@ -73,7 +72,7 @@ func TestCompareAmountsInTheReadersLanguage(t *testing.T) {
 		{"en", "charge order-42 ₽1,500, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, ₽3,000.", "2 · ₽3,000"},
 		{"ru", "списать 1\u00a0500\u00a0₽ за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на 3\u00a0000\u00a0₽.", "2 · 3\u00a0000\u00a0₽"},
 	} {
-		resp, body := p.post("/compare?lang="+tc.lang, url.Values{"_csrf": {p.token}}, false)
+		resp, body := p.post("/compare?lang="+tc.lang, nil, false)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: compare: %d %.300s", tc.lang, resp.StatusCode, body)
 		}

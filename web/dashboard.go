@@ -112,7 +112,6 @@ func handlePage(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		p.CSRF = csrfToken(c)
 		p.Large = largeType(c)
 		if !p.IsDemo {
 			p.ShareURL = c.Scheme() + "://" + c.Request().Host + labBase(l.ID)
@@ -135,11 +134,6 @@ func largeType(c echo.Context) bool {
 	}
 	ck, err := c.Cookie("idemlab_type")
 	return err == nil && ck.Value == "large"
-}
-
-func csrfToken(c echo.Context) string {
-	t, _ := c.Get("csrf").(string)
-	return t
 }
 
 // answer ends a form post: htmx gets the lab's regions (every other page

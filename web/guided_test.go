@@ -44,10 +44,10 @@ func readLesson(t *testing.T, doc *goquery.Document) lessonPanel {
 }
 
 // submit posts one of the page's forms as a browser without JavaScript
-// does (its token, its fields) and expects to be sent back to the page.
+// does (its fields) and expects to be sent back to the page.
 func (p *page) submit(action string, kv ...string) {
 	p.t.Helper()
-	v := url.Values{"_csrf": {p.token}}
+	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Set(kv[i], kv[i+1])
 	}
@@ -213,13 +213,13 @@ func TestLessonRefusals(t *testing.T) {
 	}
 	// The page's forms refuse with a notice in the page's language.
 	p, _ := openPage(t, s, "")
-	v := url.Values{"_csrf": {p.token}, "at": {"0"}}
+	v := url.Values{"at": {"0"}}
 	resp, body := p.post(p.path+"/lesson/step", v, true)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Choose one of the lessons first") {
 		t.Errorf("step form without a lesson: %d %s", resp.StatusCode, body)
 	}
 	for _, n := range []string{"9", "-1", "one", ""} {
-		resp, body := p.post(p.path+"/lesson", url.Values{"_csrf": {p.token}, "lesson": {n}}, true)
+		resp, body := p.post(p.path+"/lesson", url.Values{"lesson": {n}}, true)
 		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "the lessons are 1 to 6") {
 			t.Errorf("lesson form with %q: %d %s", n, resp.StatusCode, body)
 		}
@@ -318,7 +318,6 @@ func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
 	req, _ := http.NewRequest("POST", s.URL+p.path+"/lesson", strings.NewReader(url.Values{"lesson": {"1"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("HX-Request", "true")
-	req.Header.Set("X-CSRF-Token", p.token)
 	req.Header.Set("X-Page-Lang", "en") // from the English page
 	resp, err := p.client.Do(req)
 	if err != nil {
@@ -373,7 +372,7 @@ func TestRussianOtherPagesHaveNoEnglish(t *testing.T) {
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	getPage(t, p.client, s.URL+p.path+"?lang=ru", "")
-	resp, body := p.post("/compare", url.Values{"_csrf": {p.token}}, false)
+	resp, body := p.post("/compare", nil, false)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("compare: %d %.300s", resp.StatusCode, body)
 	}

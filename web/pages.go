@@ -2,7 +2,10 @@ package web
 
 import (
 	"bytes"
+	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -46,4 +49,88 @@ func handleProblemPage() echo.HandlerFunc {
 		}
 		return newProblem(probNotFound, "There is no such problem type.")
 	}
+}
+
+// wantsPage reports whether a failed request should be answered with a page
+// rather than problem+json: a browser's navigation or form post, whose
+// Accept names text/html ahead of every JSON type ("text/html,…,*/*;q=0.8").
+// curl's */* and programs asking for JSON get JSON; so do htmx's requests
+// (HX-Request), whose answers are fragments for the page they came from.
+func wantsPage(r *http.Request) bool {
+	if r.Header.Get("HX-Request") == "true" {
+		return false
+	}
+	html, json := 0.0, 0.0
+	for _, part := range strings.Split(strings.Join(r.Header.Values("Accept"), ","), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil {
+				continue
+			}
+		}
+		switch {
+		case mt == "text/html" || mt == "application/xhtml+xml":
+			html = max(html, q)
+		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+			json = max(json, q)
+		}
+	}
+	return html > json
+}
+
+// errorPage answers a failed request with the page of its problem, in the
+// reader's language, with the status and headers the JSON would have had.
+func errorPage(c echo.Context, p *Problem) error {
+	r := c.Request()
+	ctx := views.WithLang(r.Context(), pageLang(c))
+	c.SetRequest(r.WithContext(ctx))
+	addVary(c.Response().Header(), "Accept-Language")
+	if r.Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		return c.NoContent(p.Status)
+	}
+	return render(c, p.Status, views.ErrorPage(errorView(c, p)))
+}
+
+// errorView is p as the error page shows it, in the language of c.
+func errorView(c echo.Context, p *Problem) views.ErrorView {
+	slug, _ := strings.CutPrefix(p.Type, "/problems/")
+	v := views.ErrorView{Status: p.Status, Title: views.T(c.Request().Context(), "error.title", p.Status),
+		Lead: views.M("error.lead.other"), RetryAfter: p.retryAfter, Request: c.Request().Method + " " + p.Instance}
+	for _, t := range problemTypes() {
+		if t.Slug == slug {
+			info := problemInfo(c, t)
+			v.Slug, v.Title, v.Lead = t.Slug, info.Title, views.M("error.lead."+t.Slug)
+		}
+	}
+	switch {
+	case c.Path() == "/s/:code" && p.Status == http.StatusBadRequest:
+		v.Lead = views.M("error.lead.scenario")
+	case v.Slug == probNotFound.Slug && c.Param("lab") != "":
+		v.Lead = views.M("error.lead.lab")
+	case v.Slug == probValidation.Slug:
+		for _, f := range p.Errors {
+			v.Fields = append(v.Fields, f.Field)
+		}
+	}
+	if views.LangOf(c.Request().Context()) == views.English && strings.TrimSuffix(p.Detail, ".") != p.Title {
+		v.Detail = p.Detail
+	}
+	return v
+}
+
+// addVary adds name to the Vary header unless it is there.
+func addVary(h http.Header, name string) {
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), name) {
+				return
+			}
+		}
+	}
+	h.Add("Vary", name)
 }

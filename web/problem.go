@@ -6,6 +6,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,18 +52,18 @@ var (
 	probMediaType = problemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type",
 		"The API reads JSON only: send the body with the header `Content-Type: application/json`.",
 		"Неподдерживаемый тип содержимого", "API принимает только JSON: отправляйте тело с заголовком `Content-Type: application/json`."}
-	probCSRF = problemType{"csrf-token-invalid", http.StatusForbidden, "Form token missing or stale",
-		"Forms of the lab carry a token that proves they come from the lab's own page, so that another site cannot make your browser post to the lab. The token was missing or did not match: reload the page and send the form again.",
-		"Токен формы отсутствует или устарел", "Формы лаборатории несут токен, который доказывает, что они отправлены с её собственной страницы, — чтобы чужой сайт не мог отправить форму от имени вашего браузера. Токена нет или он не совпал: обновите страницу и отправьте форму снова."}
 	probCrossSite = problemType{"cross-site-request", http.StatusForbidden, "Request from another site",
-		"A page of another site asked your browser to change something in the lab. The API takes writes only from programs (`curl`) and from the lab's own pages, so nobody can reset or charge in your lab behind your back.",
-		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. API принимает изменения только от программ (`curl`) и от страниц самой лаборатории, чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной."}
+		"A page of another site asked your browser to change something in the lab. The lab's forms and its API take changes only from the lab's own pages and from programs (`curl`), so nobody can reset or charge in your lab behind your back. The browser tells where a request comes from (the `Sec-Fetch-Site` and `Origin` headers); a page on another port of the same host counts as another site.",
+		"Запрос с другого сайта", "Страница другого сайта попросила ваш браузер что-то изменить в лаборатории. Формы лаборатории и её API принимают изменения только со страниц самой лаборатории и от программ (`curl`), чтобы никто не мог сбросить вашу лабораторию или списать деньги у вас за спиной. Откуда пришёл запрос, сообщает браузер (заголовки `Sec-Fetch-Site` и `Origin`); страница на другом порту того же хоста считается другим сайтом."}
 	probForbidden = problemType{"forbidden", http.StatusForbidden, "Forbidden",
-		"The request is understood and refused: the shared lab `demo` belongs to everyone on the server and cannot be deleted. Reset it instead, or delete a private lab of your own.",
-		"Запрещено", "Запрос понятен, но не будет выполнен: общая лаборатория `demo` принадлежит всем на сервере, и удалить её нельзя. Сбросьте её или удалите свою частную лабораторию."}
-	probBusy = problemType{"server-busy", http.StatusServiceUnavailable, "The server is at one of its limits",
-		"The server holds at most so many labs, so many simulated requests in flight and so many live pages at once, so that nobody's work can slow down or break anyone else's. The `limit` member names the limit reached. Try again after the number of seconds in the `Retry-After` header.",
-		"Сервер упёрся в один из своих пределов", "Сервер держит не больше определённого числа лабораторий, имитируемых запросов в пути и открытых живых страниц, чтобы ничья работа не замедлила и не сломала чужую. Поле `limit` называет предел. Повторите через столько секунд, сколько указано в заголовке `Retry-After`."}
+		"The request is understood, and refused: what it asks is not allowed. The shared lab `demo`, for one, cannot be deleted, since the whole class uses it. Create a private lab to have one of your own.",
+		"Запрещено", "Запрос понят, но выполнить его нельзя. Например, общую лабораторию `demo` нельзя удалить: ею пользуется весь класс. Создайте личную лабораторию, чтобы распоряжаться ею самому."}
+	probRateLimited = problemType{"rate-limited", http.StatusTooManyRequests, "Too many requests",
+		"This address has asked for too much of one costly thing in a short time: new labs, side-by-side comparisons or scenario links. Each is limited per client address, so that one person's script cannot crowd out the rest of the class. The `limit` member names the limit reached. Nothing was done: try again after the number of seconds in the `Retry-After` header.",
+		"Слишком много запросов", "С этого адреса за короткое время пришло слишком много дорогих запросов одного рода: новые лаборатории, сравнения или ссылки на сценарии. Каждый такой запрос ограничен для одного адреса клиента, чтобы скрипт одного человека не мешал остальному классу. Поле `limit` называет сработавшее ограничение. Ничего не сделано: повторите через столько секунд, сколько указано в заголовке `Retry-After`."}
+	probBusy = problemType{"server-busy", http.StatusServiceUnavailable, "The server is busy",
+		"A limit of the whole server is reached: how many labs it holds (`max-labs`), how many simulated requests may be in flight across all labs (`max-inflight`) how many pages may follow their labs live (`max-streams`) or how many requests it works on at once (`max-requests`). The `limit` member names it. Nothing was done: try again after the number of seconds in the `Retry-After` header. Idle labs are removed in time, and requests in flight finish.",
+		"Сервер занят", "Достигнут предел всего сервера: сколько лабораторий он хранит (`max-labs`), сколько имитированных запросов может выполняться сразу во всех лабораториях (`max-inflight`) сколько страниц может следить за своими лабораториями вживую (`max-streams`) или сколько запросов он обрабатывает одновременно (`max-requests`). Поле `limit` называет его. Ничего не сделано: повторите через столько секунд, сколько указано в заголовке `Retry-After`. Заброшенные лаборатории со временем удаляются, а выполняющиеся запросы завершаются."}
 	probInternal = problemType{"internal-error", http.StatusInternalServerError, "Internal server error",
 		"Something went wrong inside the lab. It has been logged. The request may be retried; with an Idempotency-Key that is always safe.",
 		"Внутренняя ошибка сервера", "Внутри лаборатории что-то пошло не так; это записано в журнал. Запрос можно повторить — с Idempotency-Key это всегда безопасно."}
@@ -68,7 +71,7 @@ var (
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCSRF, probCrossSite, probForbidden, probBusy, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probForbidden, probRateLimited, probBusy, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.
@@ -79,9 +82,11 @@ type Problem struct {
 	Detail   string           `json:"detail,omitempty"`
 	Instance string           `json:"instance,omitempty"`
 	Errors   []sim.FieldError `json:"errors,omitempty"`
-	Limit    string           `json:"limit,omitempty"` // the limit reached, for 429 and 503
+	// Limit names the limit reached, for 429 and 503: max-labs,
+	// max-inflight, max-streams, max-requests, lab-rate, compare-rate, scenario-rate.
+	Limit string `json:"limit,omitempty"`
 
-	retryAfter int // seconds, for 409
+	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
 }
 
 // Error makes Problem an error that handlers can return.
@@ -114,13 +119,13 @@ func problemFor(err error) *Problem {
 			q = newProblem(probKeyReused, msg)
 		case sim.EInFlight:
 			q = newProblem(probInFlight, msg)
-			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
+			q.retryAfter = retrySeconds(se.RetryAfter)
 		case sim.EForbidden:
 			q = newProblem(probForbidden, msg)
 		case sim.EBusy:
 			q = newProblem(probBusy, msg)
 			q.Limit = se.Limit
-			q.retryAfter = max(1, int(math.Ceil(se.RetryAfter.Seconds())))
+			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:
 			return newProblem(probInternal, "")
 		}
@@ -145,21 +150,66 @@ func problemFor(err error) *Problem {
 	return newProblem(probInternal, "")
 }
 
+// maxEcho is how many characters of the request a problem repeats at most:
+// a 64 KiB scenario code or lab id is not sent back whole.
+const maxEcho = 200
+
+// clipped is p for the answer to the request at path: its instance the
+// path, and each string that may repeat the request (detail, instance,
+// the errors' fields and details) cut to maxEcho characters. p itself,
+// and the errors it shares with a domain error, are not changed.
+func (p *Problem) clipped(path string) *Problem {
+	q := *p
+	q.Detail, q.Instance = clip(p.Detail), clip(path)
+	if p.Errors != nil {
+		q.Errors = make([]sim.FieldError, len(p.Errors))
+		for i, f := range p.Errors {
+			q.Errors[i] = sim.FieldError{Field: clip(f.Field), Detail: clip(f.Detail)}
+		}
+	}
+	return &q
+}
+
+// clip cuts s to maxEcho characters, the last an ellipsis when cut; bytes
+// that are not UTF-8 count one each.
+func clip(s string) string {
+	if len(s) <= maxEcho || utf8.RuneCountInString(s) <= maxEcho {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxEcho-1 {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// retrySeconds is a Retry-After of d: whole seconds, rounded up, at least 1
+// (0 would invite a retry at once).
+func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
+
 // handleError is Echo's error handler: every error becomes a problem+json
-// answer, logged when it is the server's fault.
+// answer, or its page for a browser (wantsPage), logged when it is the
+// server's fault.
 func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
 		}
 		p := problemFor(err)
-		if p.Status >= 500 {
+		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable { // a busy server is not a fault
 			log(c, err)
 		}
-		p.Instance = c.Request().URL.Path
+		p = p.clipped(c.Request().URL.Path)
 		h := c.Response().Header()
 		if p.retryAfter > 0 {
 			h.Set("Retry-After", strconv.Itoa(p.retryAfter))
+		}
+		addVary(h, "Accept")
+		if wantsPage(c.Request()) && errorPage(c, p) == nil {
+			return
 		}
 		h.Set(echo.HeaderContentType, "application/problem+json")
 		if c.Request().Method == http.MethodHead {

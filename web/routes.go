@@ -2,41 +2,43 @@ package web
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"idemlab/sim"
-	"idemlab/static"
 )
 
+// routeLimits are the limits per client address of the costly routes.
+type routeLimits struct {
+	labs, compares, scenarios echo.MiddlewareFunc
+}
+
 // addRoutes maps the whole HTTP surface of the lab.
-func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
+func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits, files assets) {
 	root := e.Group("")
 	get(root, "/healthz", handleHealth(engine))
 	get(root, "/problems", handleProblemIndex(), withLang)
 	get(root, "/problems/:slug", handleProblemPage(), withLang)
-	e.StaticFS("/static", static.Files)
+	get(root, "/static/*", files.handler())
 
-	// The dashboard: pages, their form posts (CSRF-checked) and live streams.
-	// Middleware goes on each route: on a Group, Echo would run it for every
-	// unmatched path too.
-	guard := csrf()
-	get(root, "/", handlePage(engine, hub), guard, withLang)
-	get(root, "/labs/:lab", handlePage(engine, hub), guard, withLang)
-	e.POST("/labs", handleNewLab(engine), guard)
-	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/lesson", handleLessonChoose(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(engine, hub), guard, withLang)
-	e.POST("/labs/:lab/lesson/step", handleLessonStep(engine, hub), guard, withLang)
+	// The dashboard: pages, their form posts and live streams. Middleware
+	// goes on each route: on a Group, Echo would run it for every unmatched
+	// path too. (Every write, here and in the API, has passed the
+	// cross-origin check of NewServer.) A form post gives each field once.
+	get(root, "/", handlePage(engine, hub), withLang)
+	get(root, "/labs/:lab", handlePage(engine, hub), withLang)
+	e.POST("/labs", handleNewLab(engine), limit.labs, oneValueEach)
+	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson", handleLessonChoose(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(engine, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson/step", handleLessonStep(engine, hub), oneValueEach, withLang)
 	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
-	e.POST("/compare", handleCompare(engine), guard, withLang)
-	get(root, "/s/:code", handleScenario(engine))
+	e.POST("/compare", handleCompare(engine), limit.compares, oneValueEach, withLang)
+	get(root, "/s/:code", handleScenario(engine), limit.scenarios)
 	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(engine))
 	get(root, "/labs/:lab/export/history.json", handleExportJSON(engine))
 	get(root, "/labs/:lab/export/report.md", handleExportReport(engine), withLang)
@@ -49,7 +51,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	// Creating a lab is not replayed: a key shared by two callers must not
 	// hand one the other's private lab. A retry makes a second lab, which
 	// idles out.
-	api.POST("/labs", handleCreateLab(engine))
+	api.POST("/labs", handleCreateLab(engine), limit.labs)
 	api.DELETE("/labs/:lab", handleDeleteLab(engine))
 	get(api, "/labs/:lab/settings", handleGetSettings(), lab)
 	api.PATCH("/labs/:lab/settings", handlePatchSettings(engine), lab)
@@ -62,7 +64,7 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub) {
 	api.POST("/labs/:lab/operations/:op/retry", handleRetry(engine), lab, once)
 	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
-	api.POST("/compare", handleCompareAPI(engine))
+	api.POST("/compare", handleCompareAPI(engine), limit.compares)
 	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
 	get(api, "/labs/:lab/lesson", handleLessonAPI(engine), lab)
 	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab, once)
@@ -77,39 +79,21 @@ func get(g *echo.Group, path string, h echo.HandlerFunc, m ...echo.MiddlewareFun
 	g.HEAD(path, h, m...)
 }
 
-// csrf checks every form post of the pages: the token of the page's cookie
-// must come back in the form (plain posts) or the X-CSRF-Token header (htmx).
-func csrf() echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
-		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
-		CookieName:     "idemlab_csrf",
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSameSite: http.SameSiteStrictMode,
-		ErrorHandler: func(err error, c echo.Context) error {
-			return newProblem(probCSRF, "The form's security token is missing or stale: reload the page and try again.")
-		},
-	})
-}
-
-// sameOriginWrites refuses the API's writes that a browser sends on behalf
-// of another site (Fetch Metadata: Sec-Fetch-Site): a page elsewhere must not
-// reset the classroom's lab from a visitor's browser. curl and programs send
-// no such header and are served as usual.
-func sameOriginWrites(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
+// sameOrigin refuses the writes (any method but GET, HEAD and OPTIONS) that
+// a browser sends on behalf of another site's page, the pages' form posts
+// and the JSON API alike: a page elsewhere must not charge in, or reset, the
+// classroom's lab from a visitor's browser. net/http's CrossOriginProtection
+// decides: Sec-Fetch-Site first, then Origin against Host; a request with
+// neither (curl, programs, the lab's own simulated client) is not a
+// browser's and passes. A page on another port of the same host is another
+// origin, and is refused.
+func sameOrigin(cop *http.CrossOriginProtection) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := cop.Check(c.Request()); err != nil {
+				return newProblem(probCrossSite, "This request came from another site's page; the lab takes changes only from its own pages and from programs such as curl.")
+			}
 			return next(c)
 		}
-		if !strings.HasPrefix(r.URL.Path, "/api/") { // the pages' forms have their CSRF token
-			return next(c)
-		}
-		switch r.Header.Get("Sec-Fetch-Site") {
-		case "", "same-origin", "none":
-			return next(c)
-		}
-		return newProblem(probCrossSite, "This request came from another site's page; the lab's API does not take writes from other sites.")
 	}
 }

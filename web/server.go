@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"idemlab/sim"
+	"idemlab/static"
 )
 
 // Server is the lab's HTTP handler: the JSON API, the pages and their live
@@ -33,15 +35,50 @@ type Options struct {
 	// MaxStreams is how many live streams (open pages) the server keeps at
 	// once, across all labs; past it a new stream is refused with 503.
 	MaxStreams int
+	// MaxRequests is how many requests the server works on at once, live
+	// streams apart; past it a request is refused with 503.
+	MaxRequests int
+
+	// The limits per client address; a zero Rate takes the default, a
+	// negative Burst turns the limit off. The defaults suit a classroom,
+	// which often shares one public address (the school's NAT): when the
+	// teacher says "everyone, open a new lab" or shares a scenario link, 30
+	// people get through at once.
+	//
+	// LabRate limits creating labs (POST /labs, POST /api/v1/labs): 30 at
+	// once, then one every 2 s.
+	LabRate Rate
+	// CompareRate limits side-by-side runs (POST /compare, POST
+	// /api/v1/compare), 25 labs each: 3 at once, then one every 10 s.
+	CompareRate Rate
+	// ScenarioRate limits opening scenario links (GET /s/{code}), each a
+	// lab rebuilt: 30 at once, then one every 2 s.
+	ScenarioRate Rate
 }
 
 // NewServer returns the lab's HTTP handler over the given engine.
 func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
+	files, err := loadAssets(static.Files)
+	if err != nil { // the files are embedded: only a broken build gets here
+		panic("web: static files: " + err.Error())
+	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	if opts.MaxRequests <= 0 {
+		opts.MaxRequests = DefaultMaxRequests
+	}
+	limits := routeLimits{
+		labs:      newLimiter("lab-rate", "new labs", opts.LabRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
+		compares:  newLimiter("compare-rate", "comparisons", opts.CompareRate.orDefault(Rate{Every: 10 * time.Second, Burst: 3}), time.Now).middleware,
+		scenarios: newLimiter("scenario-rate", "scenario links opened", opts.ScenarioRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The client's address is the connection's: X-Forwarded-For and
+	// X-Real-IP are the client's to write, so a limit per address would
+	// not hold if they were believed.
+	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
 		logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	})
@@ -58,17 +95,19 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	e.Use(secureHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
-		// Pages and assets only: the API's answers are small, and the SSE
-		// streams flush as they go.
+		// Pages only: the API's answers are small, the SSE streams flush
+		// as they go, and the static files are gzipped once, at start.
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events")
+			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/static/")
 		},
 	}))
 	e.Use(limitBody)
-	e.Use(sameOriginWrites)
+	e.Use(files.withAssets)
+	e.Use(sameOrigin(http.NewCrossOriginProtection()))
+	e.Use(capRequests(opts.MaxRequests))
 	hub := NewHub(engine, logger, opts.MaxStreams)
-	addRoutes(e, engine, hub)
+	addRoutes(e, engine, hub, limits, files)
 	return &Server{Handler: e, hub: hub}
 }
 
