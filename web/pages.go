@@ -113,12 +113,24 @@ func errorView(c echo.Context, p *Problem) views.ErrorView {
 	case v.Slug == probNotFound.Slug && c.Param("lab") != "":
 		v.Lead = views.M("error.lead.lab")
 	case v.Slug == probValidation.Slug:
-		for _, f := range p.Errors {
-			v.Fields = append(v.Fields, f.Field)
+		english := views.LangOf(c.Request().Context()) == views.English
+		for i, f := range p.Errors {
+			fw := views.FieldWhy{Name: f.Field}
+			switch {
+			case i < len(p.saidFields):
+				fw.Why = p.saidFields[i]
+			case english && f.Detail != "":
+				fw.Why = views.M("notice.other", f.Detail)
+			}
+			v.Fields = append(v.Fields, fw)
 		}
 	}
-	if views.LangOf(c.Request().Context()) == views.English && strings.TrimSuffix(p.Detail, ".") != p.Title {
-		v.Detail = p.Detail
+	switch {
+	case v.Lead.Key == "error.lead.lab": // the lead says it all
+	case !p.said.IsZero() && p.said.Key != "err.invalid":
+		v.Detail = p.said // words of views: in the reader's language
+	case views.LangOf(c.Request().Context()) == views.English && p.Detail != "" && strings.TrimSuffix(p.Detail, ".") != p.Title:
+		v.Detail = views.M("notice.other", p.Detail)
 	}
 	return v
 }

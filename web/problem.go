@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/views"
 )
 
 // problemType is one kind of error answer (RFC 9457): its type URI is
@@ -87,6 +88,10 @@ type Problem struct {
 	Limit string `json:"limit,omitempty"`
 
 	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
+	// said is the detail as words of views, and saidFields each error's,
+	// for a page in another language than the JSON's English.
+	said       views.Msg
+	saidFields []views.Msg
 }
 
 // Error makes Problem an error that handlers can return.
@@ -128,6 +133,10 @@ func problemFor(err error) *Problem {
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:
 			return newProblem(probInternal, "")
+		}
+		q.said = errorMsg(se)
+		for _, f := range se.Fields {
+			q.saidFields = append(q.saidFields, ruleMsg(f))
 		}
 		return q
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -569,5 +570,31 @@ func TestLessonStateOfNoLesson(t *testing.T) {
 	lab := s.newLab("")
 	if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != sim.LessonIdle {
 		t.Errorf("state %q with no lesson open, want %q", st, sim.LessonIdle)
+	}
+}
+
+// A setting refused on a Russian page is explained in Russian, and a bad
+// request's error page too: the words of sim's errors live in views, keyed
+// by code («…не принята: must be an integer from 1 to 10» was seen).
+func TestRefusalsSpeakThePagesLanguage(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	form := url.Values{"protection": {"none"}, "key_strategy": {"none"}, "network": {"ok"},
+		"max_attempts": {"11"}, "base_ms": {"200"}, "cap_ms": {"2000"}, "jitter": {"full"},
+		"client_timeout_ms": {"1000"}, "server_delay_ms": {"0"}, "check_gap_ms": {"100"}}
+	for lang, want := range map[string]string{
+		"ru": "Настройка retry.max_attempts не принята: должно быть целым числом от 1 до 10.",
+		"en": "The setting retry.max_attempts was refused: must be an integer from 1 to 10.",
+	} {
+		resp, body := p.post(p.path+"/settings?lang="+lang, form, true)
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+			t.Errorf("%s: %d, the notice does not say %q:\n%s", lang, resp.StatusCode, want, body)
+		}
+	}
+	r := s.do("POST", "/api/v1/labs/demo/charges", `{"order_id":"","amount":0}`, "Accept", "text/html", "Accept-Language", "ru")
+	for _, want := range []string{"должно быть длиной от 1 до 64 символов", "должно быть целым числом от 1 до 1000000000"} {
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), want) {
+			t.Errorf("the Russian error page does not say %q:\n%s", want, r.Body)
+		}
 	}
 }
