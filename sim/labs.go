@@ -75,20 +75,10 @@ WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 	if err != nil {
 		return fmt.Errorf("engine: start: %w", err)
 	}
-	rows, err := e.store.r.QueryContext(ctx, `SELECT id FROM labs WHERE kind IN (?, ?)`, kindBuilding, kindDoomed)
+	leftovers, err := e.labIDs(ctx, `SELECT id FROM labs WHERE kind IN (?, ?)`, kindBuilding, kindDoomed)
 	if err != nil {
 		return fmt.Errorf("engine: start: %w", err)
 	}
-	var leftovers []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		leftovers = append(leftovers, id)
-	}
-	rows.Close()
 	for _, id := range leftovers {
 		if err := e.purge(ctx, id); err != nil {
 			return fmt.Errorf("engine: start: remove %s: %w", id, err)
@@ -100,6 +90,24 @@ WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 	}
 	e.labs.count.Store(n)
 	return nil
+}
+
+// labIDs runs a query for lab ids.
+func (e *Engine) labIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := e.store.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // NewLabID returns an unguessable lab id: 128 random bits, URL-safe.
@@ -353,21 +361,11 @@ DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (
 // expireLabs removes the labs untouched for Config.LabIdle.
 func (e *Engine) expireLabs(ctx context.Context, now time.Time) error {
 	cutoff := now.Add(-e.cfg.LabIdle)
-	rows, err := e.store.r.QueryContext(ctx, `SELECT id FROM labs WHERE touched_at < ? AND kind IN (?, ?) LIMIT 100`,
+	idle, err := e.labIDs(ctx, `SELECT id FROM labs WHERE touched_at < ? AND kind IN (?, ?) LIMIT 100`,
 		cutoff.UnixMilli(), kindPrivate, kindCompare)
 	if err != nil {
 		return fmt.Errorf("find idle labs: %w", err)
 	}
-	var idle []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		idle = append(idle, id)
-	}
-	rows.Close()
 	var errs []error
 	for _, id := range idle {
 		e.labs.mu.Lock()

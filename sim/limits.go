@@ -50,6 +50,16 @@ func (e *Engine) reserve(l *Lab, n int) (*grant, error) {
 	return g, nil
 }
 
+// occupy reserves n slots for work in the lab, and keeps the lab in memory
+// while the work runs; done ends both.
+func (e *Engine) occupy(l *Lab, n int) (g *grant, done func(), err error) {
+	if g, err = e.reserve(l, n); err != nil {
+		return nil, nil, err
+	}
+	l.active.Add(1)
+	return g, func() { l.active.Add(-1); g.done() }, nil
+}
+
 // more reserves n slots more, for the next attempt of a retry loop.
 func (g *grant) more(n int) error {
 	k := int64(n)

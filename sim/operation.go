@@ -83,13 +83,11 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	if fate == "" {
 		fate = s.Network
 	}
-	g, err := e.reserve(l, copiesAtMost(fate))
+	g, done, err := e.occupy(l, copiesAtMost(fate))
 	if err != nil {
 		return Operation{}, err
 	}
-	defer g.done()
-	l.active.Add(1)
-	defer l.active.Add(-1)
+	defer done()
 	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
 	if s.KeyStrategy == KeyUUID {
 		k := l.newUUID()
@@ -140,13 +138,11 @@ func (e *Engine) Retry(ctx context.Context, l *Lab, opID string, withKey bool, f
 	if fate == "" {
 		fate = l.Settings().Network
 	}
-	g, err := e.reserve(l, copiesAtMost(fate))
+	g, done, err := e.occupy(l, copiesAtMost(fate))
 	if err != nil {
 		return Operation{}, err
 	}
-	defer g.done()
-	l.active.Add(1)
-	defer l.active.Add(-1)
+	defer done()
 	err = e.store.tx(ctx, func(tx *sql.Tx) error {
 		return e.record(ctx, tx, l.ID, Action{Kind: "retry", Op: op.Seq, WithKey: &withKey, Fate: asked})
 	})
@@ -224,13 +220,11 @@ func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operatio
 		return Operation{}, err
 	}
 	s := l.Settings()
-	g, err := e.reserve(l, n*copiesAtMost(s.Network))
+	g, done, err := e.occupy(l, n*copiesAtMost(s.Network))
 	if err != nil {
 		return Operation{}, err
 	}
-	defer g.done()
-	l.active.Add(1)
-	defer l.active.Add(-1)
+	defer done()
 	err = e.store.tx(ctx, func(tx *sql.Tx) error {
 		return e.record(ctx, tx, l.ID, Action{Kind: "race", Op: op.Seq, N: n})
 	})

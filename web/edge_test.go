@@ -3,18 +3,14 @@ package web_test
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,34 +24,7 @@ import (
 // options (its limits) given.
 func startServerWith(tb testing.TB, opts web.Options) *testServer {
 	tb.Helper()
-	ctx := context.Background()
-	store, err := sim.Open(ctx, ":memory:")
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	engine, err := sim.NewEngine(ctx, sim.Config{Store: store})
-	if err != nil {
-		tb.Fatalf("new engine: %v", err)
-	}
-	handler := web.NewServer(engine, slog.New(slog.DiscardHandler), opts)
-	ts := httptest.NewServer(handler)
-	transport := &http.Transport{MaxIdleConnsPerHost: 64}
-	engine.SetSelf(ts.URL, transport)
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			engine.Stop()
-			handler.Close()
-			ts.CloseClientConnections()
-			ts.Close()
-			engine.Close()
-			transport.CloseIdleConnections()
-			store.Close()
-		})
-	}
-	tb.Cleanup(stop)
-	return &testServer{tb: tb, URL: ts.URL, Engine: engine, Store: store, Stop: stop,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	return startServer(tb, withLimits(sim.Config{}, opts))
 }
 
 // from is the server as seen from another client address of the loopback
