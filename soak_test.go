@@ -174,6 +174,11 @@ func TestSoak(t *testing.T) {
 	t.Logf("answers seen: %s", s.summary())
 	t.Logf("heap in use: start %s, peak %s, at the kill %s, after the restart %s, end %s (after %v of idling and a GC)",
 		mib(heapStart), mib(peak.Load()), mib(heapAtKill), mib(heapAfterRestart), mib(heapEnd), idled.Round(time.Second))
+	slices.Sort(s.opens)
+	if n := len(s.opens); n > 0 {
+		t.Logf("streams answered (200) in: median %v, p99 %v, max %v (%d streams)", s.opens[n/2].Round(time.Millisecond),
+			s.opens[n*99/100].Round(time.Millisecond), s.opens[n-1].Round(time.Millisecond), n)
+	}
 	t.Logf("goroutines of the lab: start %d, end %d", goStart, goEnd)
 	t.Logf("201s of kept labs in the ledger: %d of %d right after the load, %d of %d at the end", afterLoad[0], afterLoad[1], atEnd[0], atEnd[1])
 	t.Logf("labs left to idle out: %d gone, %d still there (their 201s present)", letGone, letPresent)
@@ -208,6 +213,7 @@ type soak struct {
 	kept     map[string][]string // lab → paths of its 201s (payments, operations)
 	letGo    [][2]string         // lab, path of a 201 in a lab left to idle out
 	recent   []string            // the newest labs left to idle out, for streams
+	opens    []time.Duration     // how long each stream took to be answered
 	downAt   time.Time           // when the lab was killed
 	upAt     time.Time           // when it served again
 }
@@ -411,19 +417,23 @@ func (s *soak) racer(ctx context.Context, w int, labs []string) {
 // time, reading it all the while.
 func (s *soak) streamer(ctx context.Context, kept []string) {
 	for ctx.Err() == nil {
-		id := kept[rand.IntN(len(kept))]
+		id, which := kept[rand.IntN(len(kept))], "kept lab"
 		s.mu.Lock()
 		if n := len(s.recent); n > 0 && rand.IntN(4) > 0 {
-			id = s.recent[n-1-rand.IntN(min(n, 100))]
+			id, which = s.recent[n-1-rand.IntN(min(n, 100))], "new lab"
 		}
 		s.mu.Unlock()
 		open, stop := context.WithTimeout(ctx, time.Duration(2000+rand.IntN(6000))*time.Millisecond)
 		req, _ := http.NewRequestWithContext(open, "GET", s.url("/labs/"+id+"/events"), nil)
+		start := time.Now()
 		resp, err := s.sse.Do(req)
 		a := answer{err: err}
 		if err == nil {
 			a = answer{status: resp.StatusCode, header: resp.Header}
 			if resp.StatusCode == http.StatusOK {
+				s.mu.Lock()
+				s.opens = append(s.opens, time.Since(start))
+				s.mu.Unlock()
 				_, err = io.Copy(io.Discard, resp.Body)
 			} else {
 				a.body, _ = io.ReadAll(resp.Body)
@@ -435,7 +445,7 @@ func (s *soak) streamer(ctx context.Context, kept []string) {
 			if a.status != 0 {
 				s.add(fmt.Sprintf("stream %d", a.status), 1)
 			} else {
-				s.add("stream not answered within our 2-8 s", 1)
+				s.add("stream not answered within our 2-8 s, "+which, 1)
 			}
 		case a.err == nil && err != nil:
 			s.verdict("stream read", answer{err: err})
