@@ -262,9 +262,14 @@ func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, e
 		op Operation
 		at string
 	)
-	err := e.store.r.QueryRowContext(ctx, `
-SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations
-WHERE lab_id = ?1 AND (id = ?2 OR (?2 = 'latest' AND seq = (SELECT MAX(seq) FROM operations WHERE lab_id = ?1)))`, l.ID, id).
+	// Two statements, not one with an OR: each is one step down an index.
+	q := `SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? AND id = ?`
+	args := []any{l.ID, id}
+	if id == LatestOperation {
+		q = `SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT 1`
+		args = args[:1]
+	}
+	err := e.store.r.QueryRowContext(ctx, q, args...).
 		Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
 	if errors.Is(err, sql.ErrNoRows) && id == LatestOperation {
 		return Operation{}, Errorf(ENotFound, "no-operation-yet")

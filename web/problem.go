@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -206,6 +207,9 @@ func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
+		}
+		if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
+			return // the client has gone: there is nobody to answer, and nothing went wrong
 		}
 		p := problemFor(err)
 		if p.Status >= 500 && p.Status != http.StatusServiceUnavailable { // a busy server is not a fault

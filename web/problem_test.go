@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,5 +134,24 @@ func TestEveryProblemHasALead(t *testing.T) {
 		if m, ok := keys["error.lead."+p.Slug]; !ok || m[0] == "" || m[1] == "" {
 			t.Errorf("no lead for %s: %q", p.Slug, m)
 		}
+	}
+}
+
+// A client that hangs up is not a fault of the server: nothing is logged as
+// a failure, and no answer is written.
+func TestHangUpIsNotAFailure(t *testing.T) {
+	var logged []error
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/x", nil).WithContext(ctx)
+	errorServer(fmt.Errorf("ledger: totals of demo: %w", context.Canceled), &logged).ServeHTTP(rec, req)
+	if len(logged) != 0 {
+		t.Errorf("a hang-up was logged: %v", logged)
+	}
+	var other []error
+	errorServer(fmt.Errorf("ledger: totals of demo: %w", context.Canceled), &other).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/x", nil))
+	if len(other) != 1 {
+		t.Errorf("a cancellation while the client still waits was not logged: %v", other)
 	}
 }
