@@ -10,7 +10,8 @@ package main
 //	go test -run '^$' -bench Load -benchtime 3s .
 //
 // IDEMLAB_PROFILE=/tmp/cpu.pprof saves a CPU profile of the lab child under
-// the charge load (IDEMLAB_PROFILE_SECONDS long, 10 by default);
+// the charge load (IDEMLAB_PROFILE_SECONDS long, 10 by default; under the
+// replays' load with IDEMLAB_PROFILE_KIND=replays);
 // IDEMLAB_DEBUG_ADDR=127.0.0.1:6060 gives the child's -debug endpoints a
 // fixed address, to profile it by hand while the benchmark runs.
 
@@ -586,21 +587,23 @@ func labID(a answer) (string, bool) {
 	return id, ok && id != ""
 }
 
-// bareDB is a file database with the lab's schema, opened as the lab opens
-// its writer (sim/store.go: WAL, synchronous=NORMAL, busy_timeout,
-// immediate transactions, one connection).
+// bareDB is a file database with a plain payments table (the ledger's
+// columns, its UNIQUE constraint and index; no triggers, no foreign key),
+// opened as the lab opens its writer (sim/store.go: WAL, synchronous=NORMAL,
+// busy_timeout, immediate transactions, one connection).
 func bareDB(b *testing.B, path string) *sql.DB {
-	st, err := sim.Open(context.Background(), path) // the real schema
-	if err != nil {
-		b.Fatal(err)
-	}
-	st.Close()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		b.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
 	b.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS payments (
+    id INTEGER PRIMARY KEY, lab_id TEXT NOT NULL, order_id TEXT NOT NULL, amount INTEGER NOT NULL CHECK (amount > 0),
+    idempotency_key TEXT, dedup_key TEXT, created_at TEXT NOT NULL, UNIQUE (lab_id, dedup_key));
+CREATE INDEX IF NOT EXISTS payments_lab_key ON payments (lab_id, idempotency_key)`); err != nil {
+		b.Fatal(err)
+	}
 	return db
 }
 
@@ -621,7 +624,11 @@ func profileCharges(b *testing.B, l *load, path string) {
 		profiled <- send(context.Background(), pc, "GET", fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", l.lab.Debug, seconds), nil)
 		over.Store(true)
 	}()
-	t := drive(loadClients, func() (int, bool) { return int(l.seq.Add(1)), !over.Load() }, func(w, i int) error { return l.charge(clients[w], i) })
+	req := l.charge
+	if os.Getenv("IDEMLAB_PROFILE_KIND") == "replays" { // the replays' profile instead
+		req = l.replay
+	}
+	t := drive(loadClients, func() (int, bool) { return int(l.seq.Add(1)), !over.Load() }, func(w, i int) error { return req(clients[w], i) })
 	prof := <-profiled
 	if prof.err != nil || prof.status != http.StatusOK {
 		b.Fatalf("CPU profile: %d %v %s", prof.status, prof.err, prof.body)

@@ -54,8 +54,9 @@ type Engine struct {
 	observers []func(Event)
 
 	labs     labCache
-	inFlight slots  // simulated requests in flight, across all labs
-	rooms    []Room // every mechanism of a lab, for its reset and removal
+	inFlight slots   // simulated requests in flight, across all labs
+	rooms    []Room  // every mechanism of a lab, for its reset and removal
+	answers  answers // finished idempotency records, for replays without the database
 
 	flaters sync.Pool // *flate.Writer, for scenario codes
 

@@ -226,6 +226,7 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)
 	}
 	l.reseed(next.settings.Seed)
+	e.answers.forget(l.ID)
 	e.emit(Event{Lab: l.ID, Kind: EventReset})
 	return nil
 }

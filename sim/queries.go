@@ -22,6 +22,13 @@ INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, d
 VALUES (?1, COALESCE((SELECT MAX(n) FROM payments WHERE lab_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7)
 ON CONFLICT (lab_id, dedup_key) DO NOTHING RETURNING n`
 
+	// The scenario's next action: its number (a "base" starts the list
+	// anew), then the action itself.
+	sqlNextAction = `
+UPDATE lab_counts SET action_seq = action_seq + 1, base_seq = CASE WHEN ?1 THEN action_seq + 1 ELSE base_seq END
+WHERE lab_id = ?2 RETURNING action_seq, base_seq`
+	sqlInsertAction = `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?, ?, ?)`
+
 	sqlCheckKey = `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`
 
 	// The claim: one statement that takes the key when it is new, expired,
@@ -35,6 +42,19 @@ ON CONFLICT (lab_id, scope, key) DO UPDATE SET
     locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
 WHERE idempotency_records.expires_at <= ?9
    OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?9)
+RETURNING token`
+
+	// The claim and its answer at once, for a request whose work is already
+	// in the transaction: taken on the same terms as sqlClaim.
+	sqlClaimDone = `
+INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, status, location, content_type, body, locked_until, expires_at, created_at)
+VALUES (?1, ?2, ?3, ?4, 'done', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+ON CONFLICT (lab_id, scope, key) DO UPDATE SET
+    fingerprint = excluded.fingerprint, state = 'done', token = excluded.token,
+    status = excluded.status, location = excluded.location, content_type = excluded.content_type, body = excluded.body,
+    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
+WHERE idempotency_records.expires_at <= ?13
+   OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?13)
 RETURNING token`
 
 	sqlRecord = `
@@ -51,9 +71,10 @@ WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'
 // its transactions through tx.StmtContext, which reuses them as they are.
 type queries struct {
 	insertPayment, insertPaymentOnConflict *sql.Stmt // writer
-	claim, record, complete                *sql.Stmt // writer
+	nextAction, insertAction               *sql.Stmt // writer: the scenario's actions
+	claim, claimDone, record, complete     *sql.Stmt // writer
 	savepoint, rollbackTo, release         *sql.Stmt // writer: one job of a group commit
-	checkKey, recordR                      *sql.Stmt // readers: check-then-insert, replay lookups
+	checkKey                               *sql.Stmt // reader: check-then-insert's SELECT
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -65,13 +86,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.q.insertPayment, s.w, sqlInsertPayment},
 		{&s.q.insertPaymentOnConflict, s.w, sqlInsertPaymentOnConflict},
 		{&s.q.claim, s.w, sqlClaim},
+		{&s.q.claimDone, s.w, sqlClaimDone},
+		{&s.q.nextAction, s.w, sqlNextAction},
+		{&s.q.insertAction, s.w, sqlInsertAction},
 		{&s.q.savepoint, s.w, "SAVEPOINT job"},
 		{&s.q.rollbackTo, s.w, "ROLLBACK TO job"},
 		{&s.q.release, s.w, "RELEASE job"},
 		{&s.q.record, s.w, sqlRecord},
 		{&s.q.complete, s.w, sqlComplete},
 		{&s.q.checkKey, s.r, sqlCheckKey},
-		{&s.q.recordR, s.r, sqlRecord},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -29,7 +29,10 @@ type Claim struct {
 	e                      *Engine
 	lab, scope, key, token string
 	ttl                    time.Duration
+	fingerprint            string
 	Replay                 *Stored
+
+	done *answer // the record completed, to be remembered once committed
 }
 
 // Claim takes the idempotency record (lab, scope, key) for a request with
@@ -38,13 +41,14 @@ type Claim struct {
 // runs, or the stored answer to replay (Claim.Replay).
 func (e *Engine) Claim(ctx context.Context, lab, scope, key, fingerprint string, ttl, lock time.Duration) (*Claim, error) {
 	c := e.newClaim(lab, scope, key, ttl)
-	if done, err := c.lookup(ctx, fingerprint); done || err != nil {
+	if done, err := c.lookup(fingerprint); done || err != nil {
 		return c, err
 	}
 	err := e.store.tx(ctx, func(tx *sql.Tx) error { return c.take(ctx, tx, fingerprint, lock) })
 	if err != nil {
 		return nil, c.wrap(err)
 	}
+	c.remember()
 	return c, nil
 }
 
@@ -59,21 +63,27 @@ func (c *Claim) wrap(err error) error {
 	return fmt.Errorf("idempotency: claim %s: %w", c.key, err)
 }
 
-// lookup answers from a finished, unexpired record without a writing
-// transaction: such a record never changes until it expires, so a replay (or
-// a mismatch) needs only a read, on the reader pool, beside the writer.
-func (c *Claim) lookup(ctx context.Context, fingerprint string) (done bool, err error) {
-	r, err := c.read(ctx, c.e.store.q.recordR)
-	if errors.Is(err, sql.ErrNoRows) {
+// lookup answers from a finished, unexpired record in the engine's memory
+// of answers: such a record never changes until it expires, so a replay (or
+// a mismatch) needs neither the writer nor the database. A record not
+// remembered is found by take, in the writer's transaction.
+func (c *Claim) lookup(fingerprint string) (done bool, err error) {
+	ans, ok := c.e.answers.get(c.recordKey(), c.e.now().UnixMilli())
+	if !ok {
 		return false, nil
 	}
-	if err != nil {
-		return false, c.wrap(err)
+	return true, c.settle(record{fingerprint: ans.fingerprint, state: "done", expiresAt: ans.expiresAt, stored: ans.stored}, fingerprint)
+}
+
+func (c *Claim) recordKey() recordKey { return recordKey{c.lab, c.scope, c.key} }
+
+// remember keeps the finished record this claim found or completed, once
+// its transaction has committed.
+func (c *Claim) remember() {
+	if c.done != nil {
+		c.e.answers.put(*c.done)
+		c.done = nil
 	}
-	if r.state != "done" || r.expiresAt <= c.e.now().UnixMilli() {
-		return false, nil
-	}
-	return true, c.settle(r, fingerprint)
 }
 
 // take atomically claims the record in tx: a single INSERT … ON CONFLICT DO
@@ -81,6 +91,7 @@ func (c *Claim) lookup(ctx context.Context, fingerprint string) (done bool, err 
 // past its lock (a crashed request). When it does not, the record says why.
 func (c *Claim) take(ctx context.Context, tx *sql.Tx, fingerprint string, lock time.Duration) error {
 	now := c.e.now()
+	c.fingerprint, c.done = fingerprint, nil
 	var token string
 	err := in(ctx, tx, c.e.store.q.claim).QueryRowContext(ctx,
 		c.lab, c.scope, c.key, fingerprint, c.token, now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(),
@@ -95,7 +106,35 @@ func (c *Claim) take(ctx context.Context, tx *sql.Tx, fingerprint string, lock t
 	if err != nil {
 		return err
 	}
+	if r.state == "done" {
+		c.done = &answer{k: c.recordKey(), fingerprint: r.fingerprint, expiresAt: r.expiresAt, stored: r.stored}
+	}
 	return c.settle(r, fingerprint)
+}
+
+// errTaken is what takeDone's transaction fails with when the key was
+// claimed already: the work it did rolls back.
+var errTaken = errors.New("idempotency: the key is taken")
+
+// takeDone claims the record and stores its answer in one statement, in
+// the transaction that did the work: when no other request holds the key,
+// there is no moment in which anyone could see the claim in flight. When
+// another does, it fails with errTaken, and the transaction must roll back.
+func (c *Claim) takeDone(ctx context.Context, tx *sql.Tx, fingerprint string, lock time.Duration, st Stored) error {
+	now := c.e.now()
+	c.fingerprint, c.done = fingerprint, nil
+	var token string
+	err := in(ctx, tx, c.e.store.q.claimDone).QueryRowContext(ctx,
+		c.lab, c.scope, c.key, fingerprint, c.token, st.Status, st.Location, st.ContentType, st.Body,
+		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UTC().Format(time.RFC3339Nano), now.UnixMilli()).Scan(&token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errTaken
+	}
+	if err != nil {
+		return err
+	}
+	c.done = &answer{k: c.recordKey(), fingerprint: fingerprint, expiresAt: now.Add(c.ttl).UnixMilli(), stored: st}
+	return nil
 }
 
 // record is an idempotency record as read.
@@ -145,12 +184,17 @@ func (c *Claim) complete(ctx context.Context, tx *sql.Tx, st Stored) error {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errors.Join(err, &Error{Code: EInFlight, Key: "claim-lost", Args: []any{clip(c.key)}, RetryAfter: time.Second})
 	}
+	c.done = &answer{k: c.recordKey(), fingerprint: c.fingerprint, expiresAt: now.Add(c.ttl).UnixMilli(), stored: st}
 	return nil
 }
 
 // Complete stores the answer to a claimed request in its own transaction.
 func (c *Claim) Complete(ctx context.Context, st Stored) error {
-	return c.e.store.tx(ctx, func(tx *sql.Tx) error { return c.complete(ctx, tx, st) })
+	err := c.e.store.tx(ctx, func(tx *sql.Tx) error { return c.complete(ctx, tx, st) })
+	if err == nil {
+		c.remember()
+	}
+	return err
 }
 
 // Release gives the key back after a failure, so the next retry may claim it

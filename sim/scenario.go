@@ -44,9 +44,7 @@ const (
 func (e *Engine) record(ctx context.Context, tx *sql.Tx, lab string, a Action) error {
 	base := a.Kind == "base"
 	var seq, baseSeq int64
-	err := tx.QueryRowContext(ctx, `
-UPDATE lab_counts SET action_seq = action_seq + 1, base_seq = CASE WHEN ?1 THEN action_seq + 1 ELSE base_seq END
-WHERE lab_id = ?2 RETURNING action_seq, base_seq`, base, lab).Scan(&seq, &baseSeq)
+	err := in(ctx, tx, e.store.q.nextAction).QueryRowContext(ctx, base, lab).Scan(&seq, &baseSeq)
 	if err != nil {
 		return err
 	}
@@ -58,7 +56,7 @@ WHERE lab_id = ?2 RETURNING action_seq, base_seq`, base, lab).Scan(&seq, &baseSe
 	if seq-baseSeq > MaxScenarioActions {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?, ?, ?)`, lab, seq, mustJSON(a))
+	_, err = in(ctx, tx, e.store.q.insertAction).ExecContext(ctx, lab, seq, mustJSON(a))
 	return err
 }
 

@@ -59,7 +59,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			w.Close()
 			return nil, fmt.Errorf("store: open readers %s: %w", path, err)
 		}
+		// Readers stay open: a connection closed when idle is opened,
+		// set up and has its statements prepared again at the next burst.
 		r.SetMaxOpenConns(4)
+		r.SetMaxIdleConns(4)
+		r.SetConnMaxLifetime(0)
+		r.SetConnMaxIdleTime(0)
 		s.r = r
 	}
 	if err := s.prepare(ctx); err != nil {
