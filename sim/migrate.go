@@ -64,8 +64,8 @@ SELECT id, settings, created_at, CASE id WHEN 'demo' THEN 'demo' ELSE 'private' 
 		`INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at)
 SELECT lab_id, id, seq, order_id, amount, key_strategy, key, created_at FROM operations_v1
 WHERE lab_id IN (SELECT id FROM labs) ORDER BY lab_id, seq`,
-		`INSERT INTO payments (id, lab_id, n, order_id, amount, idempotency_key, dedup_key, created_at)
-SELECT id, lab_id, id, order_id, amount, idempotency_key, dedup_key, created_at
+		`INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, created_at)
+SELECT lab_id, id, order_id, amount, idempotency_key, dedup_key, created_at
 FROM payments_v1 WHERE lab_id IN (SELECT id FROM labs) ORDER BY id`, // n = id: the replays stored before name them so
 		`INSERT INTO attempts (lab_id, op_id, n, key, fate, status, error, outcome, deliveries, started_at, finished_at)
 SELECT a.lab_id, a.op_id, a.n, a.key, a.fate, a.status, a.error, a.outcome, a.deliveries, a.started_at, a.finished_at

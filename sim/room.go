@@ -60,7 +60,7 @@ var (
 			`UPDATE lab_counts SET payments = 0, total = 0, doubled = 0, overcharged = 0 WHERE lab_id = ?1`,
 		},
 		purges: []string{
-			`DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments WHERE lab_id = ?1 LIMIT ?2)`,
+			`DELETE FROM payments WHERE (lab_id, n) IN (SELECT lab_id, n FROM payments WHERE lab_id = ?1 LIMIT ?2)`,
 			`DELETE FROM order_stats WHERE (lab_id, order_id) IN (SELECT lab_id, order_id FROM order_stats WHERE lab_id = ?1 LIMIT ?2)`,
 			`DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (SELECT lab_id, scope, key FROM idempotency_records WHERE lab_id = ?1 LIMIT ?2)`,
 		},

@@ -32,14 +32,13 @@ CREATE TABLE IF NOT EXISTS lab_counts (
     op_seq      INTEGER NOT NULL DEFAULT 0       -- seq of the latest operation
 ) WITHOUT ROWID;
 
--- payments is the ledger the lessons count. Ids are plain rowids (no
--- AUTOINCREMENT, which costs a write per insert). idempotency_key is the key
+-- payments is the ledger the lessons count, kept in the order of its key:
+-- a lab's payments, by their number in it. idempotency_key is the key
 -- the request carried, as sent. dedup_key is the column the UNIQUE constraint
 -- guards: it is set only by the protections that rely on the constraint
 -- (unique, on-conflict), so that "none" can show a double charge even when the
 -- client does send a key.
 CREATE TABLE IF NOT EXISTS payments (
-    id              INTEGER PRIMARY KEY,
     lab_id          TEXT NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
     n               INTEGER NOT NULL,            -- the payment's number in its lab, from 1: its id in the API
     order_id        TEXT NOT NULL,
@@ -48,9 +47,9 @@ CREATE TABLE IF NOT EXISTS payments (
     dedup_key       TEXT,
     direct          INTEGER NOT NULL DEFAULT 0,  -- 1: sent straight to the API, not by the lab's client
     created_at      TEXT NOT NULL,
-    UNIQUE (lab_id, dedup_key),
-    UNIQUE (lab_id, n)
-);
+    PRIMARY KEY (lab_id, n),
+    UNIQUE (lab_id, dedup_key)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS payments_lab_key ON payments (lab_id, idempotency_key);
 
 -- order_stats is each order's charges and purchases (operations the client
