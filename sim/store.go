@@ -34,7 +34,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	// journal_size_limit: after a checkpoint, the WAL file is cut back to
 	// 4 MiB instead of keeping the size of its busiest moment.
-	const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(4194304)&_pragma=synchronous(NORMAL)"
+	const pragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(4194304)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 	memory := path == ":memory:"
 	name := "file:" + strings.NewReplacer("?", "%3f", "#", "%23").Replace(path)
 	if memory {
