@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,6 +181,10 @@ func TestSoak(t *testing.T) {
 			s.opens[n*99/100].Round(time.Millisecond), s.opens[n-1].Round(time.Millisecond), n)
 	}
 	t.Logf("goroutines of the lab: start %d, end %d", goStart, goEnd)
+	if goEnd > goStart+50 { // say where they wait, to tell idle connections from a leak
+		a := send(context.Background(), s.api, "GET", s.cur.Load().Debug+"/debug/pprof/goroutine?debug=1", nil)
+		t.Logf("the lab's goroutines at the end:\n%.4000s", a.body)
+	}
 	t.Logf("201s of kept labs in the ledger: %d of %d right after the load, %d of %d at the end", afterLoad[0], afterLoad[1], atEnd[0], atEnd[1])
 	t.Logf("labs left to idle out: %d gone, %d still there (their 201s present)", letGone, letPresent)
 	for _, c := range s.children {
@@ -337,10 +342,19 @@ func (s *soak) inOutage() bool {
 	return !s.downAt.IsZero() && (s.upAt.IsZero() || time.Since(s.upAt) < 3*time.Second)
 }
 
-// creator creates labs, charges each once and leaves it to idle out.
+// creator creates labs, charges each once and leaves it to idle out. Its
+// labs come from 64 client addresses of the loopback network (127.0.w.2 to
+// 127.0.w.65), as a class's do: each address has its own rate limit.
 func (s *soak) creator(ctx context.Context, w int) {
+	students := make([]*http.Client, 64)
+	for i := range students {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(w+1), byte(i+2))}}
+		tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1}
+		defer tr.CloseIdleConnections()
+		students[i] = &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	}
 	for n := 0; ctx.Err() == nil; n++ {
-		a := send(context.Background(), s.api, "POST", s.url("/api/v1/labs"), nil)
+		a := send(context.Background(), students[n%len(students)], "POST", s.url("/api/v1/labs"), nil)
 		if s.verdict("create lab", a, http.StatusCreated) != right {
 			continue
 		}

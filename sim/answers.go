@@ -7,7 +7,7 @@ import (
 
 // maxAnswers is how many finished idempotency records the engine keeps in
 // memory, across all labs.
-const maxAnswers = 16384
+const maxAnswers = 8192
 
 // answers keeps the finished idempotency records lately written or read,
 // in memory, least recently used first out. A finished record never changes

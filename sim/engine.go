@@ -18,7 +18,8 @@ type Config struct {
 	// called synchronously and must not block.
 	OnEvent func(Event)
 	// SweepEvery is how often expired idempotency records and idle labs
-	// are deleted; zero means every minute.
+	// are deleted; zero means every minute, or a quarter of LabIdle when
+	// that is shorter.
 	SweepEvery time.Duration
 	// LabIdle is how long a private lab may go untouched before it is
 	// removed with everything in it; zero means DefaultLabIdle.
@@ -78,11 +79,11 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.SweepEvery <= 0 {
-		cfg.SweepEvery = time.Minute
-	}
 	if cfg.LabIdle <= 0 {
 		cfg.LabIdle = DefaultLabIdle
+	}
+	if cfg.SweepEvery <= 0 { // often enough that a lab outlives its idle time by a quarter at most
+		cfg.SweepEvery = min(time.Minute, max(time.Second, cfg.LabIdle/4))
 	}
 	if cfg.MaxLabs <= 0 {
 		cfg.MaxLabs = DefaultMaxLabs

@@ -28,18 +28,20 @@ type problemType struct {
 	TitleRU, ExplainRU string
 }
 
-// The problem types of the API, one per way a request can fail.
+// The problem types of the API, one per way a request can fail. Those a
+// charge can end in take their status from the charge endpoint's contract
+// (sim.StatusOf): one table says what each outcome answers.
 var (
-	probValidation = problemType{"validation-error", http.StatusBadRequest, "The request is not valid",
+	probValidation = problemType{"validation-error", sim.StatusOf(sim.OutcomeRejected), "The request is not valid",
 		"A field of the request is missing, of the wrong type or out of its range. The `errors` member lists every field and what is wrong with it. Nothing was written: fix the request and send it again.",
 		"Запрос составлен неверно", "Поле запроса отсутствует, имеет неверный тип или выходит за допустимые границы. В поле `errors` перечислены все такие поля и что с каждым не так. Ничего не записано: исправьте запрос и отправьте его снова."}
-	probKeyMissing = problemType{"idempotency-key-missing", http.StatusBadRequest, "Idempotency-Key header required",
+	probKeyMissing = problemType{"idempotency-key-missing", sim.StatusOf(sim.OutcomeRejected), "Idempotency-Key header required",
 		"Under the replay protection the charge endpoint only accepts requests that carry an `Idempotency-Key` header. Without a key the server cannot tell a retry from a new purchase, so it refuses rather than risk charging twice. Generate a key once per operation (a UUID) and send it with every retry.",
 		"Нужен заголовок Idempotency-Key", "При защите replay эндпоинт списания принимает только запросы с заголовком `Idempotency-Key`. Без ключа сервер не отличит повтор от новой покупки, поэтому отказывает, а не рискует списать дважды. Генерируйте ключ один раз на операцию (UUID) и отправляйте его с каждым повтором."}
-	probKeyReused = problemType{"idempotency-key-reused", http.StatusUnprocessableEntity, "Idempotency key reused with a different request",
+	probKeyReused = problemType{"idempotency-key-reused", sim.StatusOf(sim.OutcomeMismatch), "Idempotency key reused with a different request",
 		"This key was first used with a different request body. A key names one operation: the server keeps the first request's fingerprint and refuses any other body under the same key, as Stripe and the IETF Idempotency-Key draft do. Use a new key for a new operation.",
 		"Ключ уже использован с другим запросом", "Этот ключ впервые пришёл с другим телом запроса. Ключ обозначает одну операцию: сервер хранит отпечаток первого запроса и отклоняет любое другое тело с тем же ключом — так делают Stripe и черновик IETF Idempotency-Key. Для новой операции нужен новый ключ."}
-	probInFlight = problemType{"request-in-flight", http.StatusConflict, "A request with this key is still in flight",
+	probInFlight = problemType{"request-in-flight", sim.StatusOf(sim.OutcomeInFlight), "A request with this key is still in flight",
 		"The first request with this key is still being processed. Retry after the number of seconds in the `Retry-After` header: you will then get its stored answer. If the first request crashed, its claim expires after the lab's lock timeout and the key can be used again.",
 		"Запрос с этим ключом ещё выполняется", "Первый запрос с этим ключом ещё обрабатывается. Повторите через столько секунд, сколько указано в заголовке `Retry-After`: тогда придёт его сохранённый ответ. Если первый запрос упал, его захват истечёт через таймаут блокировки лаборатории, и ключ снова можно будет использовать."}
 	probNotFound = problemType{"not-found", http.StatusNotFound, "Not found",

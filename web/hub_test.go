@@ -1,0 +1,23 @@
+package web
+
+import "testing"
+
+// A page that falls behind gets the latest state of each kind, never an
+// older one, and never loses a settings change behind a later swap.
+func TestStreamHoldsTheLatest(t *testing.T) {
+	s := &stream{wake: make(chan struct{}, 1)}
+	s.put([]byte("swap 1"), nil)
+	s.put(nil, []byte("settings 1"))
+	s.put([]byte("swap 2"), nil)
+	swap, sets, gone := s.take()
+	if string(swap) != "swap 2" || string(sets) != "settings 1" || gone {
+		t.Errorf("took %q, %q, %v; want the newest swap and the settings", swap, sets, gone)
+	}
+	if swap, sets, _ := s.take(); swap != nil || sets != nil {
+		t.Errorf("took again %q, %q; want nothing", swap, sets)
+	}
+	s.end()
+	if _, _, gone := s.take(); !gone {
+		t.Error("a stream whose lab is gone does not say so")
+	}
+}
