@@ -144,7 +144,7 @@ func (e *Engine) createLab(ctx context.Context, kind string, s Settings) (*Lab, 
 	}
 	if e.labs.count.Add(1) > int64(e.cfg.MaxLabs) {
 		e.labs.count.Add(-1)
-		return nil, Busy("max-labs", e.cfg.SweepEvery, "max-labs", e.cfg.MaxLabs, e.cfg.LabIdle.String()) // idle labs go at the next sweep
+		return nil, Busy("max-labs", e.cfg.SweepEvery, "max-labs", e.cfg.MaxLabs, int(e.cfg.LabIdle.Hours())) // idle labs go at the next sweep
 	}
 	id := NewLabID()
 	now := e.now()

@@ -100,7 +100,7 @@ func errorPage(c echo.Context, p *Problem) error {
 func errorView(c echo.Context, p *Problem) views.ErrorView {
 	slug, _ := strings.CutPrefix(p.Type, "/problems/")
 	v := views.ErrorView{Status: p.Status, Title: views.T(c.Request().Context(), "error.title", p.Status),
-		Lead: views.M("error.lead.other"), RetryAfter: p.retryAfter, Request: c.Request().Method + " " + p.Instance}
+		Lead: views.M("error.lead.other"), RetryAfter: p.retryAfter, Request: c.Request().Method + " " + clipTo(p.Instance, 60)}
 	for _, t := range problemTypes() {
 		if t.Slug == slug {
 			info := problemInfo(c, t)

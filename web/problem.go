@@ -184,13 +184,16 @@ func (p *Problem) clipped(path string) *Problem {
 
 // clip cuts s to maxEcho characters, the last an ellipsis when cut; bytes
 // that are not UTF-8 count one each.
-func clip(s string) string {
-	if len(s) <= maxEcho || utf8.RuneCountInString(s) <= maxEcho {
+func clip(s string) string { return clipTo(s, maxEcho) }
+
+// clipTo cuts s to most characters, the last an ellipsis when cut.
+func clipTo(s string, most int) string {
+	if len(s) <= most || utf8.RuneCountInString(s) <= most {
 		return s
 	}
 	n := 0
 	for i := range s {
-		if n == maxEcho-1 {
+		if n == most-1 {
 			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
 		}
 		n++
