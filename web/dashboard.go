@@ -189,8 +189,13 @@ func refusal(err error) (views.Msg, bool) {
 	return errorMsg(se), true
 }
 
-// refuseErr refuses the form for err, or passes err on.
+// refuseErr refuses the form for err, or passes err on. A server at its
+// limits is not the person's doing: its 503 and Retry-After go through the
+// error handler, which says so in a notice, or a page for a plain post.
 func refuseErr(c echo.Context, err error) error {
+	if sim.ErrorCode(err) == sim.EBusy {
+		return err
+	}
 	if msg, ok := refusal(err); ok {
 		return refuse(c, msg)
 	}

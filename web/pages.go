@@ -96,6 +96,26 @@ func errorPage(c echo.Context, p *Problem) error {
 	return render(c, p.Status, views.ErrorPage(errorView(c, p)))
 }
 
+// errorNotice answers a page's htmx request that failed with the notice
+// the page shows where the eye is, in the page's language, with the status
+// and headers the JSON would have had: htmx swaps error answers too.
+func errorNotice(c echo.Context, p *Problem) error {
+	r := c.Request()
+	ctx := views.WithLang(r.Context(), pageLang(c))
+	c.SetRequest(r.WithContext(ctx))
+	msg := p.said
+	if msg.IsZero() || msg.Key == "err.invalid" {
+		slug, _ := strings.CutPrefix(p.Type, "/problems/")
+		msg = views.M("error.lead.other")
+		for _, t := range problemTypes() {
+			if t.Slug == slug {
+				msg = views.M("error.lead." + slug)
+			}
+		}
+	}
+	return render(c, p.Status, views.NoticePartial(msg))
+}
+
 // errorView is p as the error page shows it, in the language of c.
 func errorView(c echo.Context, p *Problem) views.ErrorView {
 	slug, _ := strings.CutPrefix(p.Type, "/problems/")

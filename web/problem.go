@@ -229,6 +229,9 @@ func handleError(log func(c echo.Context, err error)) echo.HTTPErrorHandler {
 		if wantsPage(c.Request()) && errorPage(c, p) == nil {
 			return
 		}
+		if c.Request().Header.Get("HX-Request") == "true" && errorNotice(c, p) == nil {
+			return
+		}
 		h.Set(echo.HeaderContentType, "application/problem+json")
 		if c.Request().Method == http.MethodHead {
 			c.NoContent(p.Status)

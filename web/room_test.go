@@ -598,3 +598,18 @@ func TestRefusalsSpeakThePagesLanguage(t *testing.T) {
 		}
 	}
 }
+
+// A page's htmx request refused at a server-wide limit gets a notice in the
+// page's language, with 503 and Retry-After: htmx swaps error answers, so a
+// problem's JSON would land in the page.
+func TestBusyNoticeForThePage(t *testing.T) {
+	s := startServer(t, withLimits(sim.Config{MaxInFlight: 1}, web.Options{}))
+	p, _ := openPage(t, s, `{"network":"duplicate"}`)
+	resp, body := p.post(p.path+"/charge?lang=ru", url.Values{"order_id": {"order-1"}, "amount": {"100"}}, true)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, "имитируемых запросов в пути") || strings.Contains(body, `"type"`) {
+		t.Errorf("the page got no Russian notice:\n%s", body)
+	}
+}
