@@ -48,7 +48,7 @@ type Hub struct {
 
 // labFeed is one lab's log, streams and rendering state.
 type labFeed struct {
-	log       []views.LogLine // newest first
+	log       logRing
 	streams   map[*stream]struct{}
 	progress  views.Msg
 	settings  *sim.Settings // last seen, to name what changed
@@ -121,7 +121,7 @@ func (h *Hub) notify(ev sim.Event) {
 	f.last = time.Now()
 	switch ev.Kind {
 	case sim.EventReset:
-		f.log, f.progress = nil, views.Msg{}
+		f.log, f.progress = logRing{}, views.Msg{}
 	case sim.EventRetry:
 		f.progress = retryProgress(ev.Retry)
 	case sim.EventAttempt:
@@ -130,11 +130,7 @@ func (h *Hub) notify(ev sim.Event) {
 		}
 	}
 	for _, text := range describe(ev, f.settings) {
-		line := views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg}
-		f.log = append([]views.LogLine{line}, f.log...)
-	}
-	if len(f.log) > logKeep {
-		f.log = f.log[:logKeep:logKeep]
+		f.log.add(views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg})
 	}
 	if ev.Kind == sim.EventSettings && ev.Settings != nil {
 		f.settings = ev.Settings
@@ -173,7 +169,7 @@ func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	if !ok {
 		return nil, views.Msg{}
 	}
-	return append([]views.LogLine(nil), f.log...), f.progress
+	return f.log.newestFirst(), f.progress
 }
 
 // render renders the lab for its streams, once per language, after the
@@ -341,6 +337,29 @@ func (s *stream) take() (swap, sets []byte, gone bool) {
 	swap, sets, gone = s.swap, s.sets, s.gone
 	s.swap, s.sets = nil, nil
 	return swap, sets, gone
+}
+
+// logRing is a lab's last logKeep log lines: adding one costs the same
+// however long the log has run.
+type logRing struct {
+	lines [logKeep]views.LogLine
+	next  int // where the next line goes
+	n     int // lines held
+}
+
+func (r *logRing) add(line views.LogLine) {
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % logKeep
+	r.n = min(r.n+1, logKeep)
+}
+
+// newestFirst returns a copy of the lines held, the newest first.
+func (r *logRing) newestFirst() []views.LogLine {
+	out := make([]views.LogLine, r.n)
+	for i := range out {
+		out[i] = r.lines[(r.next-1-i+2*logKeep)%logKeep]
+	}
+	return out
 }
 
 // sseData writes data as SSE "data:" lines.

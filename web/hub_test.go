@@ -1,6 +1,11 @@
 package web
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"idemlab/views"
+)
 
 // A page that falls behind gets the latest state of each kind, never an
 // older one, and never loses a settings change behind a later swap.
@@ -19,5 +24,20 @@ func TestStreamHoldsTheLatest(t *testing.T) {
 	s.end()
 	if _, _, gone := s.take(); !gone {
 		t.Error("a stream whose lab is gone does not say so")
+	}
+}
+
+// The log keeps the last logKeep lines, the newest first.
+func TestLogRing(t *testing.T) {
+	var r logRing
+	if got := r.newestFirst(); len(got) != 0 {
+		t.Errorf("an empty log has %d lines", len(got))
+	}
+	for i := range logKeep + 7 {
+		r.add(views.LogLine{At: fmt.Sprint(i)})
+	}
+	got := r.newestFirst()
+	if len(got) != logKeep || got[0].At != fmt.Sprint(logKeep+6) || got[logKeep-1].At != "7" {
+		t.Errorf("%d lines, newest %q, oldest %q; want %d, %d, 7", len(got), got[0].At, got[len(got)-1].At, logKeep, logKeep+6)
 	}
 }
