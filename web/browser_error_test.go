@@ -57,7 +57,7 @@ func TestBrowserErrorPages(t *testing.T) {
 	l.do(chromedp.EmulateViewport(1440, 900))
 	for i, want := range []string{"", "429"} {
 		l.do(chromedp.Navigate(s.URL + "/?lang=en"))
-		l.waitJS(`document.readyState === "complete" && document.querySelector('[data-testid="new-lab"]')`, "the page")
+		l.waitAfterNavigation(`document.querySelector('[data-testid="new-lab"]')`, "the page") // tolerates the old page going
 		l.do(chromedp.Click(tid("new-lab")))
 		if want == "" {
 			l.waitAfterNavigation(`location.pathname.startsWith("/labs/")`, "the new lab")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +85,12 @@ func TestCrossOriginFormPostsRefused(t *testing.T) {
 	} {
 		for _, path := range []string{p.path + "/charge", p.path + "/reset", p.path + "/settings", p.path + "/lesson"} {
 			r := s.do("POST", path, charge, formHeaders(tc.headers...)...)
+			if slices.Contains(tc.headers, "HX-Request") { // htmx swaps error answers: a notice, not JSON
+				if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), `id="notice"`) {
+					t.Errorf("%s %s: %d %s, want 403 with a notice", tc.name, path, r.Status, r.Body)
+				}
+				continue
+			}
 			checkProblem(t, r, http.StatusForbidden, "/problems/cross-site-request", "")
 		}
 	}
@@ -414,8 +421,9 @@ func TestBrowsersGetErrorPages(t *testing.T) {
 }
 
 // Programs keep getting problem+json: curl's */*, an Accept naming JSON
-// first or alone, no Accept at all, and htmx's requests (fragments for a
-// page); a HEAD gets the page's headers and no body.
+// first or alone, no Accept at all; htmx's requests get the page's notice
+// (htmx swaps error answers into the page); a HEAD gets the page's headers
+// and no body.
 func TestProgramsGetProblemJSON(t *testing.T) {
 	s := startServer(t)
 	const missing = "/labs/AAAAAAAAAAAAAAAAAAAAAA"
@@ -427,10 +435,12 @@ func TestProgramsGetProblemJSON(t *testing.T) {
 		{"Accept", "text/html;q=0.9, application/json"},
 		{"Accept", "text/html, application/json"}, // a tie: JSON
 		{"Accept", "text/*"},
-		{"Accept", browserAccept, "HX-Request", "true"},
 	} {
 		r := s.do("GET", missing, "", h...)
 		checkProblem(t, r, http.StatusNotFound, "/problems/not-found", "")
+	}
+	if r := s.do("GET", missing, "", "Accept", browserAccept, "HX-Request", "true"); r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), `id="notice"`) {
+		t.Errorf("htmx: %d %s, want 404 with the page's notice", r.Status, r.Body)
 	}
 	r := s.do("HEAD", missing, "", "Accept", browserAccept)
 	if r.Status != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || len(r.Body) != 0 {
