@@ -160,19 +160,19 @@ CREATE TRIGGER IF NOT EXISTS payments_count AFTER INSERT ON payments BEGIN
         charges = charges + 1, total = total + excluded.total,
         first_n = COALESCE(first_n, excluded.first_n), first_amount = COALESCE(first_amount, excluded.first_amount);
     UPDATE lab_counts SET
-        payments = lab_counts.payments + 1,
-        total = lab_counts.total + NEW.amount,
-        doubled = lab_counts.doubled + (o.charges = 2),
-        overcharged = lab_counts.overcharged + (o.charges > 1 AND o.charges > o.purchases) - (o.charges > 2 AND o.charges - 1 > o.purchases)
-    FROM order_stats o
-    WHERE lab_counts.lab_id = NEW.lab_id AND o.lab_id = NEW.lab_id AND o.order_id = NEW.order_id;
+        payments = payments + 1,
+        total = total + NEW.amount,
+        doubled = doubled + (SELECT charges = 2 FROM order_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id),
+        overcharged = overcharged + (SELECT (charges > 1 AND charges > purchases) - (charges > 2 AND charges - 1 > purchases)
+                                     FROM order_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id)
+    WHERE lab_id = NEW.lab_id;
 END;
 
 CREATE TRIGGER IF NOT EXISTS operations_count AFTER INSERT ON operations BEGIN
     INSERT INTO order_stats (lab_id, order_id, purchases) VALUES (NEW.lab_id, NEW.order_id, 1)
     ON CONFLICT (lab_id, order_id) DO UPDATE SET purchases = purchases + 1;
     UPDATE lab_counts SET
-        overcharged = lab_counts.overcharged + (o.charges > 1 AND o.charges > o.purchases) - (o.charges > 1 AND o.charges > o.purchases - 1)
-    FROM order_stats o
-    WHERE lab_counts.lab_id = NEW.lab_id AND o.lab_id = NEW.lab_id AND o.order_id = NEW.order_id;
+        overcharged = overcharged + (SELECT (charges > 1 AND charges > purchases) - (charges > 1 AND charges > purchases - 1)
+                                     FROM order_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id)
+    WHERE lab_id = NEW.lab_id;
 END;
