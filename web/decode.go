@@ -51,14 +51,14 @@ func decodeJSON(c echo.Context, dst any, optional bool) error {
 		}
 		return newProblem(probValidation, "The request body could not be read.")
 	}
-	if len(strings.TrimSpace(string(raw))) == 0 && optional {
+	if len(bytes.TrimSpace(raw)) == 0 && optional {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return newProblem(probMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonProblem(err)
