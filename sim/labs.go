@@ -305,7 +305,7 @@ func (e *Engine) janitor() {
 // Config.LabIdle and lets idle labs go from memory.
 func (e *Engine) Sweep(ctx context.Context) error {
 	now := e.now()
-	return errors.Join(e.flushTouches(ctx, now), e.expireRecords(ctx, now), e.expireLabs(ctx, now), e.evict(now))
+	return errors.Join(e.flushTouches(ctx, now), e.expireRecords(ctx, now), e.expireLabs(ctx, now), e.expireComparisons(ctx, now), e.evict(now))
 }
 
 // flushTouches writes touched_at of the labs used since it was last written.
@@ -381,6 +381,15 @@ func (e *Engine) expireLabs(ctx context.Context, now time.Time) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// expireComparisons deletes the comparisons as old as Config.LabIdle: their
+// labs idle out about then.
+func (e *Engine) expireComparisons(ctx context.Context, now time.Time) error {
+	if _, err := e.store.exec(ctx, `DELETE FROM comparisons WHERE created_at < ?`, now.Add(-e.cfg.LabIdle).UnixMilli()); err != nil {
+		return fmt.Errorf("delete old comparisons: %w", err)
+	}
+	return nil
 }
 
 // evict lets go from memory the labs unused for memIdle (or LabIdle, when

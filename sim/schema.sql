@@ -176,3 +176,13 @@ CREATE TRIGGER IF NOT EXISTS operations_count AFTER INSERT ON operations BEGIN
                                      FROM order_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id)
     WHERE lab_id = NEW.lab_id;
 END;
+
+-- comparisons are the side-by-side runs, kept so that their page has an
+-- address of their own: reloaded or shared, it shows the same run without
+-- running again. They go when their labs idle out.
+CREATE TABLE IF NOT EXISTS comparisons (
+    id         TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL, -- unix ms
+    result     TEXT NOT NULL     -- JSON of Comparison
+);
+CREATE INDEX IF NOT EXISTS comparisons_age ON comparisons (created_at);

@@ -99,9 +99,13 @@ var pageMessages = map[string]message{
 	"compare.script":         {"One script, run in 25 fresh labs: charge order-42 %[1]s, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, %[2]s.", "Один сценарий в 25 новых лабораториях: списать %[1]s за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на %[2]s."},
 	"compare.caption":        {"Charges and total in each lab; open a cell to see its lab.", "Списания и сумма в каждой лаборатории; ячейка открывает свою лабораторию."},
 	"compare.key-protection": {"key ↓ / protection →", "ключ ↓ / защита →"},
-	"compare.double":         {"⚠ double charge", "⚠ двойное списание"},
-	"compare.refused":        {"✗ purchase refused", "✗ покупка отклонена"},
-	"compare.right":          {"✓ as it should", "✓ как должно быть"},
+	"compare.cause.double":   {"⚠ double charge", "⚠ двойное списание"},
+	"compare.cause.refused":  {"✗ a purchase refused as a duplicate", "✗ покупка отклонена как дубликат"},
+	"compare.cause.replayed": {"✗ a purchase answered with the first one's replay", "✗ на покупку повторён ответ первой"},
+	"compare.cause.rejected": {"✗ no key → 400, nothing charged", "✗ нет ключа → 400, ничего не списано"},
+	"compare.cause.mismatch": {"✗ key reused → 422", "✗ ключ с другим запросом → 422"},
+	"compare.cause.right":    {"✓ as it should", "✓ как должно быть"},
+	"compare.address":        {"This comparison's address, to reload or share (it runs nothing again):", "Адрес этого сравнения — обновите или поделитесь, заново ничего не запустится:"},
 	"compare.button":         {"Compare all settings side by side", "Сравнить все настройки рядом"},
 
 	// scenarios

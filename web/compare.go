@@ -9,14 +9,36 @@ import (
 	"idemlab/views"
 )
 
-// handleCompareAPI runs the default script side by side → 200 the cells.
+// comparePath is the address of a comparison's page.
+func comparePath(id string) string { return "/compare/" + id }
+
+// compareJSON is a comparison as the API shows it.
+func compareJSON(c sim.Comparison) map[string]any {
+	return map[string]any{"id": c.ID, "url": comparePath(c.ID), "created_at": c.CreatedAt,
+		"script": scriptView(c.Script), "cells": c.Cells}
+}
+
+// handleCompareAPI runs the default script side by side → 200 the cells;
+// Location is where the run stays to be read again.
 func handleCompareAPI(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cells, err := engine.Compare(c.Request().Context(), sim.DefaultScript())
+		cmp, err := engine.Compare(c.Request().Context(), sim.DefaultScript())
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"script": scriptView(sim.DefaultScript()), "cells": cells})
+		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/compare/"+cmp.ID)
+		return c.JSON(http.StatusOK, compareJSON(cmp))
+	}
+}
+
+// handleComparisonAPI reads a comparison made before.
+func handleComparisonAPI(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		cmp, err := engine.Comparison(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, compareJSON(cmp))
 	}
 }
 
@@ -24,19 +46,32 @@ func scriptView(s sim.Script) map[string]any {
 	return map[string]any{"order_id": s.OrderID, "amount": s.Amount, "purchases": s.Purchases, "steps": s.Steps}
 }
 
-// handleCompare is the page of the side-by-side comparison.
+// handleCompare runs the comparison for the page's button and sends the
+// browser to the run's own address (303): reloaded or shared, the page
+// shows the same run and runs nothing again.
 func handleCompare(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		script := sim.DefaultScript()
-		cells, err := engine.Compare(c.Request().Context(), script)
+		cmp, err := engine.Compare(c.Request().Context(), sim.DefaultScript())
 		if err != nil {
 			return err
 		}
+		return c.Redirect(http.StatusSeeOther, comparePath(cmp.ID))
+	}
+}
+
+// handleComparePage is the page of a comparison made before.
+func handleComparePage(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		cmp, err := engine.Comparison(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		script := cmp.Script
 		v := views.Comparison{Protections: sim.Names(sim.Protections), Keys: sim.Names(sim.KeyStrategies),
-			Amount: script.Amount, Total: script.Amount * script.Purchases}
-		for _, cell := range cells {
+			Amount: script.Amount, Total: script.Amount * script.Purchases, Self: comparePath(cmp.ID)}
+		for _, cell := range cmp.Cells {
 			v.Cells = append(v.Cells, views.CompareCell{Protection: string(cell.Protection), KeyStrategy: string(cell.KeyStrategy),
-				Lab: cell.Lab, Count: cell.Count, Total: cell.Total, Purchases: cell.Purchases})
+				Lab: cell.Lab, Count: cell.Count, Total: cell.Total, Purchases: cell.Purchases, Cause: cell.Cause})
 		}
 		return render(c, http.StatusOK, views.ComparePage(v))
 	}

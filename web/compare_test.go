@@ -18,11 +18,7 @@ import (
 func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
-	resp, body := p.post("/compare", nil, false)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("compare: %d %.300s", resp.StatusCode, body)
-	}
-	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+	doc, _ := p.compare("")
 	grid := map[string][2]int64{}
 	doc.Find(`[data-testid="compare-cell"]`).Each(func(_ int, c *goquery.Selection) {
 		n, _ := strconv.ParseInt(c.AttrOr("data-count", ""), 10, 64)
@@ -72,11 +68,7 @@ func TestCompareAmountsInTheReadersLanguage(t *testing.T) {
 		{"en", "charge order-42 ₽1,500, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, ₽3,000.", "2 · ₽3,000"},
 		{"ru", "списать 1\u00a0500\u00a0₽ за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на 3\u00a0000\u00a0₽.", "2 · 3\u00a0000\u00a0₽"},
 	} {
-		resp, body := p.post("/compare?lang="+tc.lang, nil, false)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: compare: %d %.300s", tc.lang, resp.StatusCode, body)
-		}
-		doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+		doc, _ := p.compare("?lang=" + tc.lang)
 		if got := doc.Find("article.compare > p").First().Text(); !strings.HasSuffix(got, tc.script) {
 			t.Errorf("%s: script %q, want it to end %q", tc.lang, got, tc.script)
 		}
@@ -86,6 +78,71 @@ func TestCompareAmountsInTheReadersLanguage(t *testing.T) {
 		}
 		if got := c.AttrOr("data-total", ""); got != "3000" {
 			t.Errorf("%s: data-total %q, want 3000", tc.lang, got)
+		}
+	}
+}
+
+// compare presses the page's Compare button (a plain form post) and follows
+// the answer to the run's own address, as a browser does; it returns the
+// page there and its address.
+func (p *page) compare(query string) (*goquery.Document, string) {
+	p.t.Helper()
+	resp, body := p.post("/compare"+query, nil, false)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/compare/") {
+		p.t.Fatalf("compare: %d to %q, want 303 to the run's address\n%.300s", resp.StatusCode, loc, body)
+	}
+	return getPage(p.t, p.client, p.s.URL+loc, ""), loc
+}
+
+// A comparison has an address of its own: reloading it, or opening it in
+// another browser, shows the same run and runs nothing again; the API reads
+// it there too.
+func TestCompareIsAPageWithItsOwnAddress(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	first, loc := p.compare("")
+	labs := s.Engine.LabCount()
+	for range 3 {
+		again := getPage(t, http.DefaultClient, s.URL+loc, "en")
+		if a, b := first.Find(`[data-testid="compare-grid"]`).Text(), again.Find(`[data-testid="compare-grid"]`).Text(); a != b || a == "" {
+			t.Errorf("the reloaded page shows another grid:\n%s\nwant\n%s", b, a)
+		}
+	}
+	if got := s.Engine.LabCount(); got != labs {
+		t.Errorf("labs %d → %d: reloading the comparison ran it again", labs, got)
+	}
+	if href := first.Find(`[data-testid="compare-link"]`).AttrOr("href", ""); href != loc {
+		t.Errorf("the page's own link %q, want %q", href, loc)
+	}
+	api := s.must(http.StatusOK, "GET", "/api/v1"+loc, "").JSON(t)
+	if cells, _ := api["cells"].([]any); len(cells) != 25 {
+		t.Errorf("the API reads %d cells at %s, want 25", len(cells), loc)
+	}
+	checkProblem(t, s.do("GET", "/api/v1/compare/AAAAAAAAAAAAAAAAAAAAAA", ""), http.StatusNotFound, "/problems/not-found", "")
+}
+
+// Each cell names the real cause of its outcome: with no key, replay answers
+// 400 (nothing charged, not a refused purchase); a natural key refuses the
+// second purchase as a duplicate; no protection charges twice.
+func TestCompareNamesTheCause(t *testing.T) {
+	s := startServer(t)
+	p, _ := openPage(t, s, "")
+	doc, _ := p.compare("?lang=en")
+	for cell, want := range map[string][2]string{
+		"none/replay":    {sim.CauseRejected, "no key → 400, nothing charged"},
+		"natural/unique": {sim.CauseRefused, "a purchase refused as a duplicate"},
+		"hash/replay":    {sim.CauseReplayed, "answered with the first one's replay"},
+		"none/none":      {sim.CauseDouble, "double charge"},
+		"uuid/replay":    {sim.CauseRight, "as it should"},
+	} {
+		k, pr, _ := strings.Cut(cell, "/")
+		c := doc.Find(fmt.Sprintf(`[data-testid="compare-cell"][data-key-strategy=%q][data-protection=%q]`, k, pr))
+		if got := c.AttrOr("data-cause", ""); got != want[0] {
+			t.Errorf("%s: cause %q, want %q", cell, got, want[0])
+		}
+		if !strings.Contains(c.Text(), want[1]) {
+			t.Errorf("%s says %q, want %q", cell, strings.TrimSpace(c.Text()), want[1])
 		}
 	}
 }
