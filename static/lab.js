@@ -38,6 +38,18 @@
     el.textContent = el.dataset[key] || state;
     el.hidden = false;
   }
+  // A click the server never got (it is down, the network is cut) is said
+  // at the control that was used, in the page's language, not lost.
+  document.addEventListener("htmx:error", function (e) {
+    var form = e.target && e.target.closest ? e.target.closest("form") : null;
+    var status = document.getElementById("live-status");
+    var el = document.getElementById((form && form.dataset.notice) || "notice");
+    if (!el || !status) return;
+    var p = el.id === "notice" ? document.createElement("p") : el;
+    p.textContent = status.dataset.offline || "";
+    p.dataset.state = "offline";
+    if (p !== el) { el.replaceChildren(p); }
+  });
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
   document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });

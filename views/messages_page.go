@@ -14,6 +14,7 @@ var pageMessages = map[string]message{
 	"page.lab":              {"Lab", "Лаборатория"},
 	"live.on":               {"● Live", "● В эфире"},
 	"live.down":             {"○ Reconnecting…", "○ Переподключение…"},
+	"live.offline":          {"The lab did not answer: the server is down or the network is cut. Nothing was done; try again when it is back.", "Лаборатория не ответила: сервер остановлен или сеть прервана. Ничего не сделано; повторите, когда связь вернётся."},
 	"live.closed":           {"○ Not live: reload the page", "○ Связь потеряна: обновите страницу"},
 	"act.title":             {"Charge and retry", "Списание и повтор"},
 	"diagram.section":       {"Latest operation", "Последняя операция"},

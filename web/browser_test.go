@@ -475,13 +475,13 @@ func TestBrowserXSSOrderID(t *testing.T) {
 		t.Errorf("order-id holds %q after typing, want %q", got, payload)
 	}
 	// The server refuses the order id and says so, the typed text escaped.
-	if !l.poll(fmt.Sprintf(`(document.querySelector("#notice")?.textContent ?? "").includes(%q)`, payload), 5*time.Second) {
+	if !l.poll(fmt.Sprintf(`(document.querySelector("#charge-notice")?.textContent ?? "").includes(%q)`, payload), 5*time.Second) {
 		why := eval[string](l, `(() => { const el = `+jsTid("order-id")+`;
 			return "order-id validity: valid=" + el.validity.valid + " patternMismatch=" + el.validity.patternMismatch +
 				" validationMessage=" + JSON.stringify(el.validationMessage); })()`)
-		t.Errorf("the typed order id did not appear as text in #notice within 5 s (%s)\n%s", why, l.state())
-	} else if html := eval[string](l, `document.querySelector("#notice").innerHTML`); strings.Contains(html, "<img") {
-		t.Errorf("#notice holds markup from the order id: %s", html)
+		t.Errorf("the typed order id did not appear as text in #charge-notice within 5 s (%s)\n%s", why, l.state())
+	} else if html := eval[string](l, `document.querySelector("#charge-notice").innerHTML`); strings.Contains(html, "<img") {
+		t.Errorf("#charge-notice holds markup from the order id: %s", html)
 	}
 	if n := eval[int](l, `document.querySelectorAll("img").length`); n != 0 {
 		t.Errorf("%d img elements in the page, want none: %s", n, eval[string](l, `[...document.querySelectorAll("img")].map(e => e.outerHTML).join(" ")`))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -151,8 +152,10 @@ func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
 	if err := views.Partials(p).Render(ctx, &buf); err != nil {
 		return err
 	}
-	if err := views.NoticePartial(views.Msg{}).Render(ctx, &buf); err != nil {
-		return err
+	for _, id := range []string{"notice", views.ChargeNotice, views.RetryNotice, views.SettingsNotice} {
+		if err := views.NoticeAt(id, views.Msg{}).Render(ctx, &buf); err != nil { // what was refused before is done now
+			return err
+		}
 	}
 	return c.HTMLBlob(http.StatusOK, buf.Bytes())
 }
@@ -161,9 +164,23 @@ func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
 // htmx, a short page for a plain post. Nothing was changed.
 func refuse(c echo.Context, msg views.Msg) error {
 	if c.Request().Header.Get("HX-Request") == "true" {
-		return render(c, http.StatusUnprocessableEntity, views.NoticePartial(msg))
+		return render(c, http.StatusUnprocessableEntity, views.NoticeAt(noticeOf(c), msg))
 	}
 	return render(c, http.StatusUnprocessableEntity, views.Refused(msg, labBase(c.Param("lab"))))
+}
+
+// noticeOf is the notice where a refusal of the request is said: beside the
+// form that sent it.
+func noticeOf(c echo.Context) string {
+	switch p := c.Path(); {
+	case strings.HasSuffix(p, "/charge"):
+		return views.ChargeNotice
+	case strings.HasSuffix(p, "/retry"), strings.HasSuffix(p, "/race"):
+		return views.RetryNotice
+	case strings.HasSuffix(p, "/settings"):
+		return views.SettingsNotice
+	}
+	return "notice"
 }
 
 // refusal says why the lab refused err, in the words of the form; errors

@@ -146,7 +146,7 @@ func TestRefusedOrderIDIsText(t *testing.T) {
 	if doc.Find("img").Length() != 0 {
 		t.Errorf("the refused order id became markup: %s", body)
 	}
-	if !strings.Contains(doc.Find("#notice").Text(), evil) {
+	if !strings.Contains(doc.Find("#charge-notice").Text(), evil) { // beside the Charge button
 		t.Errorf("the notice does not quote the refused id as text: %s", body)
 	}
 	if l := s.ledger("/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")); l.Count != 0 {

@@ -113,7 +113,7 @@ func errorNotice(c echo.Context, p *Problem) error {
 			}
 		}
 	}
-	return render(c, p.Status, views.NoticePartial(msg))
+	return render(c, p.Status, views.NoticeAt(noticeOf(c), msg))
 }
 
 // errorView is p as the error page shows it, in the language of c.

@@ -609,7 +609,7 @@ func TestBusyNoticeForThePage(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if !strings.Contains(body, `id="notice"`) || !strings.Contains(body, "имитируемых запросов в пути") || strings.Contains(body, `"type"`) {
+	if !strings.Contains(body, `id="charge-notice"`) || !strings.Contains(body, "имитируемых запросов в пути") || strings.Contains(body, `"type"`) {
 		t.Errorf("the page got no Russian notice:\n%s", body)
 	}
 }
