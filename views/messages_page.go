@@ -51,6 +51,8 @@ var pageMessages = map[string]message{
 	"reset.cancel":          {"Cancel", "Отмена"},
 	"lab.new":               {"New private lab", "Новая личная лаборатория"},
 	"lab.share":             {"Share this lab", "Ссылка на эту лабораторию"},
+	"tools.title":           {"The lab", "Лаборатория"},
+	"tools.share":           {"Share and take home", "Поделиться и забрать"},
 	"lab.copy":              {"Copy", "Копировать"},
 	"lab.copied":            {"Copied ✓", "Скопировано ✓"},
 	"notice.not-done":       {"Not done:", "Не выполнено:"},

@@ -70,3 +70,25 @@ func contains(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// The lab-wide actions are in a tool bar at the top of the page, on the
+// first screen: New private lab (README's first step), Reset, Compare, and
+// Share and take home, which opens from the keyboard onto the link, the
+// address and the exports.
+func TestBrowserToolbarOnTheFirstScreen(t *testing.T) {
+	l := openLab(t, "")
+	l.navigate(l.url + "?lang=ru") // the longer words
+	for _, id := range []string{"new-lab", "reset", "compare", "share"} {
+		if !eval[bool](l, fmt.Sprintf(`(() => { const r = %s.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight && r.height > 0; })()`, jsTid(id))) {
+			t.Errorf("%s is not on the first screen", id)
+		}
+	}
+	if eval[bool](l, jsTid("export-csv")+".checkVisibility()") {
+		t.Error("the exports show before Share and take home is opened")
+	}
+	l.do(chromedp.Focus(tid("share")), chromedp.KeyEvent("\r"))
+	l.waitJS(jsTid("export-csv")+".checkVisibility() && "+jsTid("scenario-link")+".checkVisibility()", "the exports and the scenario link, opened from the keyboard")
+	if w := eval[int](l, `document.documentElement.scrollWidth - innerWidth`); w > 0 {
+		t.Errorf("opened, Share and take home makes the page %d px wider than the window", w)
+	}
+}
