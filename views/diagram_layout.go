@@ -14,13 +14,15 @@ import (
 
 // The drawing: a fixed-width coordinate system whose height grows with the
 // attempts. The width is small on purpose: scaled to a 375 px phone the
-// labels stay readable, and on a projector they become large.
+// labels stay readable, and on a projector they become large. The lanes
+// stand evenly, as far apart as "потерялся", the widest word of a lost
+// mark, needs between two lifelines.
 const (
-	sdWidth    = 424.0
-	sdClient   = 42.0
-	sdNetwork  = 162.0
-	sdServer   = 284.0
-	sdDatabase = 374.0
+	sdWidth    = 440.0
+	sdClient   = 55.0
+	sdNetwork  = 165.0
+	sdServer   = 275.0
+	sdDatabase = 385.0
 	sdHeadRoom = 56.0 // the lane heads
 	sdMaxShown = 12   // attempts drawn; older ones are summarised
 	sdMargin   = 4.0  // kept free at the drawing's edges
@@ -327,12 +329,13 @@ func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 }
 
 // lostMark is the network's ✕ at (x, y) and its words: right of it for a
-// request, left of it for an answer.
+// request, left of it for an answer, between the next lifelines, which the
+// words never cross (they wrap instead).
 func lostMark(x, y float64, words string, right bool) sdGroup {
-	const s = 10
-	l := sdLabelText(x-18, y+6, "end", "sd-label sd-lost-label", words, x-18-sdMargin, true)
+	const s, gap, clear = 10, 12, 3 // the ✕'s arm, from its centre to the words, from the words to a lifeline
+	l := sdLabelText(x-gap, y+6, "end", "sd-label sd-lost-label", words, x-gap-sdClient-clear, true)
 	if right {
-		l = sdLabelText(x+18, y+6, "start", "sd-label sd-lost-label", words, sdWidth-sdMargin-x-18, true)
+		l = sdLabelText(x+gap, y+6, "start", "sd-label sd-lost-label", words, sdServer-clear-x-gap, true)
 	}
 	return sdGroup{Class: "sd-lost", Mark: "lost", Shapes: []sdShape{
 		line(x-s, y-s, x+s, y+s, "sd-cross"),
