@@ -109,7 +109,7 @@ var pageMessages = map[string]message{
 	"compare.cause.mismatch": {"✗ key reused → 422", "✗ ключ с другим запросом → 422"},
 	"compare.cause.right":    {"✓ as it should", "✓ как должно быть"},
 	"compare.address":        {"This comparison's address, to reload or share (it runs nothing again):", "Адрес этого сравнения — обновите или поделитесь, заново ничего не запустится:"},
-	"compare.button":         {"Compare all settings side by side", "Сравнить все настройки рядом"},
+	"compare.button":         {"Compare side by side", "Сравнить рядом"},
 
 	// scenarios
 	"scenario.link":     {"Link to this scenario", "Ссылка на этот сценарий"},

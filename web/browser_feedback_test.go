@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -91,4 +92,25 @@ func TestBrowserToolbarOnTheFirstScreen(t *testing.T) {
 	if w := eval[int](l, `document.documentElement.scrollWidth - innerWidth`); w > 0 {
 		t.Errorf("opened, Share and take home makes the page %d px wider than the window", w)
 	}
+}
+
+// In large type, with a lesson open, the six lessons' numbers stand on one
+// row (they wrapped 4 + 2), in both languages.
+func TestBrowserLessonNumbersOnOneRow(t *testing.T) {
+	l := openLab(t, "")
+	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":3}`)
+	for _, lang := range []string{"en", "ru"} {
+		l.navigate(l.url + "?type=large&lang=" + lang)
+		tops := eval[[]float64](l, `[...document.querySelectorAll('[data-testid="lesson-choose"]')].map(b => Math.round(b.getBoundingClientRect().top))`)
+		if len(tops) != 6 {
+			t.Fatalf("%s: %d lesson buttons, want 6", lang, len(tops))
+		}
+		for _, top := range tops {
+			if top != tops[0] {
+				t.Errorf("%s, large type: the lesson numbers stand on more than one row: tops %v", lang, tops)
+				break
+			}
+		}
+	}
+	l.navigate(l.url + "?type=normal")
 }
