@@ -332,29 +332,25 @@ func (e *Engine) Totals(ctx context.Context, l *Lab) (Totals, error) {
 	return t, nil
 }
 
-// Payments returns the lab's payments, newest first, with the count and sum
-// of the whole ledger.
-func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) (ps []Payment, count, total int64, err error) {
-	t, err := e.Totals(ctx, l)
-	if err != nil {
-		return nil, 0, 0, err
-	}
+// Payments returns a page of the lab's payments, newest first; Totals
+// counts the whole ledger.
+func (e *Engine) Payments(ctx context.Context, l *Lab, limit, offset int) ([]Payment, error) {
 	rows, err := e.store.r.QueryContext(ctx,
 		`SELECT n, order_id, amount, idempotency_key, created_at FROM payments WHERE lab_id = ? ORDER BY n DESC LIMIT ? OFFSET ?`,
 		l.ID, limit, offset)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
+		return nil, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
 	}
 	defer rows.Close()
-	ps = []Payment{}
+	ps := []Payment{}
 	for rows.Next() {
 		p, err := scanPayment(rows)
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
+			return nil, fmt.Errorf("ledger: payments of %s: %w", l.ID, err)
 		}
 		ps = append(ps, p)
 	}
-	return ps, t.Payments, t.Total, rows.Err()
+	return ps, rows.Err()
 }
 
 // DirectCharges returns the first `most` payments of the lab that were sent

@@ -187,10 +187,16 @@ func handlePayments(engine *sim.Engine) echo.HandlerFunc {
 		if len(fs) > 0 {
 			return sim.Invalid(fs...)
 		}
-		ps, count, total, err := engine.Payments(c.Request().Context(), labOf(c), limit, offset)
+		ctx, l := c.Request().Context(), labOf(c)
+		t, err := engine.Totals(ctx, l)
 		if err != nil {
 			return err
 		}
+		ps, err := engine.Payments(ctx, l, limit, offset)
+		if err != nil {
+			return err
+		}
+		count, total := t.Payments, t.Total
 		return c.JSON(http.StatusOK, struct {
 			Payments []sim.Payment `json:"payments"`
 			Count    int64         `json:"count"` // of the whole ledger

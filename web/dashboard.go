@@ -28,7 +28,7 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	for _, c := range sim.Checklist(s) {
 		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
 	}
-	ps, _, _, err := engine.Payments(ctx, l, pageRows, 0)
+	ps, err := engine.Payments(ctx, l, pageRows, 0)
 	if err != nil {
 		return p, err
 	}

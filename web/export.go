@@ -30,7 +30,7 @@ func handleExportCSV(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		ps, _, _, err := engine.Payments(c.Request().Context(), l, exportLimit, 0)
+		ps, err := engine.Payments(c.Request().Context(), l, exportLimit, 0)
 		if err != nil {
 			return err
 		}
@@ -89,11 +89,11 @@ func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
 	if ops == nil {
 		ops = []sim.Operation{}
 	}
-	_, count, total, err := engine.Payments(ctx, l, 1, 0)
+	t, err := engine.Totals(ctx, l)
 	if err != nil {
 		return history{}, err
 	}
-	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: count, Total: total, lab: l}, nil
+	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: t.Payments, Total: t.Total, lab: l}, nil
 }
 
 // handleExportJSON sends the lab's history as JSON.

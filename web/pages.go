@@ -105,27 +105,30 @@ func errorNotice(c echo.Context, p *Problem) error {
 	c.SetRequest(r.WithContext(ctx))
 	msg := p.said
 	if msg.IsZero() || msg.Key == "err.invalid" {
-		slug, _ := strings.CutPrefix(p.Type, "/problems/")
-		msg = views.M("error.lead.other")
-		for _, t := range problemTypes() {
-			if t.Slug == slug {
-				msg = views.M("error.lead." + slug)
-			}
-		}
+		_, msg = leadOf(p)
 	}
 	return render(c, p.Status, views.NoticeAt(noticeOf(c), msg))
 }
 
-// errorView is p as the error page shows it, in the language of c.
-func errorView(c echo.Context, p *Problem) views.ErrorView {
+// leadOf is p's problem type and the words that lead its page: what
+// happened and what to do, for a person.
+func leadOf(p *Problem) (problemType, views.Msg) {
 	slug, _ := strings.CutPrefix(p.Type, "/problems/")
-	v := views.ErrorView{Status: p.Status, Title: views.T(c.Request().Context(), "error.title", p.Status),
-		Lead: views.M("error.lead.other"), RetryAfter: p.retryAfter, Request: c.Request().Method + " " + clipTo(p.Instance, 60)}
 	for _, t := range problemTypes() {
 		if t.Slug == slug {
-			info := problemInfo(c, t)
-			v.Slug, v.Title, v.Lead = t.Slug, info.Title, views.M("error.lead."+t.Slug)
+			return t, views.M("error.lead." + slug)
 		}
+	}
+	return problemType{}, views.M("error.lead.other")
+}
+
+// errorView is p as the error page shows it, in the language of c.
+func errorView(c echo.Context, p *Problem) views.ErrorView {
+	t, lead := leadOf(p)
+	v := views.ErrorView{Status: p.Status, Title: views.T(c.Request().Context(), "error.title", p.Status),
+		Lead: lead, RetryAfter: p.retryAfter, Request: c.Request().Method + " " + clipTo(p.Instance, 60)}
+	if t.Slug != "" {
+		v.Slug, v.Title = t.Slug, problemInfo(c, t).Title
 	}
 	switch {
 	case c.Path() == "/s/:code" && p.Status == http.StatusBadRequest:
