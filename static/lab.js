@@ -29,6 +29,12 @@
     var auto = form.elements.retry_auto;
     if (auto) auto.checked = !!s.AutoRetry;
   }
+  // A field of the settings form that stands elsewhere (the dock's retry
+  // policy and timings) changes the form as its own fields do.
+  document.addEventListener("change", function (e) {
+    var t = e.target, form = t.form;
+    if (form && form.id === "settings-form" && !form.contains(t)) form.dispatchEvent(new Event("change", { bubbles: true }));
+  });
   // The live stream's state, said in words (not by colour alone).
   // The words come from the element, in the page's language.
   function live(state, key) {
@@ -145,11 +151,72 @@
     }
     if (t.dataset.testid === "lesson-pause") setPlaying(false);
   });
+  // The dock: its panels become tabs (WAI-ARIA tabs, automatic
+  // activation), in a box of one size; the choice is remembered.
+  function setupDock() {
+    var dock = document.querySelector(".dock"), list = dock && dock.querySelector("[role=tablist]");
+    if (!list) return;
+    var tabs = Array.prototype.slice.call(list.querySelectorAll("[role=tab]"));
+    tabs.forEach(function (tab) {
+      var panel = document.getElementById(tab.getAttribute("aria-controls"));
+      if (!panel) return;
+      panel.setAttribute("role", "tabpanel");
+      panel.setAttribute("aria-labelledby", tab.id);
+      panel.tabIndex = 0;
+    });
+    function select(tab, focus) {
+      tabs.forEach(function (t) {
+        var on = t === tab;
+        t.setAttribute("aria-selected", on ? "true" : "false");
+        t.tabIndex = on ? 0 : -1;
+        var panel = document.getElementById(t.getAttribute("aria-controls"));
+        if (panel) panel.hidden = !on;
+      });
+      try { localStorage.setItem("idemlab.tab", tab.id); } catch (err) { /* private mode */ }
+      if (focus) tab.focus();
+    }
+    list.addEventListener("click", function (e) {
+      var tab = e.target.closest("[role=tab]");
+      if (tab) select(tab, false);
+    });
+    list.addEventListener("keydown", function (e) {
+      var i = tabs.indexOf(document.activeElement), to = -1;
+      if (i < 0) return;
+      if (e.key === "ArrowRight") to = (i + 1) % tabs.length;
+      else if (e.key === "ArrowLeft") to = (i - 1 + tabs.length) % tabs.length;
+      else if (e.key === "Home") to = 0;
+      else if (e.key === "End") to = tabs.length - 1;
+      if (to >= 0) { select(tabs[to], true); e.preventDefault(); }
+    });
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest("[data-open-tab]");
+      var tab = b && document.getElementById("tab-" + b.dataset.openTab);
+      if (tab) select(tab, true);
+    });
+    document.querySelectorAll("[data-open-tab]").forEach(function (b) { b.hidden = false; });
+    var saved = null;
+    try { saved = document.getElementById(localStorage.getItem("idemlab.tab") || ""); } catch (err) { /* private mode */ }
+    select(tabs.indexOf(saved) >= 0 ? saved : tabs[0], false);
+    list.hidden = false;
+    dock.classList.add("tabbed");
+  }
+  // The lesson's current step stays in view in its column, whatever the
+  // column's height.
+  function showStep() {
+    var step = document.querySelector("#lesson-state li.next"), box = step && step.closest(".lesson-story");
+    if (!box || box.scrollHeight <= box.clientHeight) return;
+    var a = box.getBoundingClientRect(), r = step.getBoundingClientRect();
+    if (r.top < a.top) box.scrollTop += r.top - a.top - 8;
+    else if (r.bottom > a.bottom) box.scrollTop += r.bottom - a.bottom + 8;
+  }
+  document.addEventListener("htmx:after:swap", showStep);
+  document.addEventListener("htmx:sse:after:message", showStep);
   function showPlayer() {
     var p = player("player");
     if (p) p.hidden = false;
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showPlayer); else showPlayer();
+  function ready() { showPlayer(); setupDock(); showStep(); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready); else ready();
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }
   });

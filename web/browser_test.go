@@ -577,6 +577,16 @@ func (f axeFinding) String() string {
 	return b.String()
 }
 
+// axeSource is axe-core's script, vendored under testdata.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "axe.min.js"))
+	if err != nil {
+		t.Fatalf("axe-core: %v", err)
+	}
+	return string(src)
+}
+
 // axe runs axe-core in the page, logs every violation and every result that
 // needs review, and fails on serious or critical violations.
 func (l *labTab) axe(src, when string) {
@@ -611,24 +621,21 @@ func (l *labTab) axe(src, when string) {
 
 func TestBrowserAxe(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "axe.min.js"))
-	if err != nil {
-		t.Fatalf("axe-core: %v", err)
-	}
+	src := axeSource(t)
 	l := openLab(t, lesson1Settings)
-	l.axe(string(src), "empty lab")
+	l.axe(src, "empty lab")
 	l.doubleCharge()
-	l.axe(string(src), "after a double charge")
+	l.axe(src, "after a double charge")
 	for _, lang := range []string{"en", "ru"} {
 		l.navigate(l.url + "?lang=" + lang)
 		l.do(chromedp.Click(chromedp.CSS(`[data-testid="lesson-choose"][value="1"]`)))
 		l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "1"`, "lesson 1 to open")
-		l.axe(string(src), "with lesson 1 open ("+lang+")")
+		l.axe(src, "with lesson 1 open ("+lang+")")
 		l.do(chromedp.Click(tid("lesson-setup")))
 		l.waitJS(`document.querySelector("#lesson-state")?.dataset.ready === "yes"`, "lesson 1 to be set up")
 		l.do(chromedp.Click(tid("lesson-step")))
 		l.waitJS(`document.querySelector("#lesson-state")?.dataset.next === "1"`, "lesson 1's first step")
-		l.axe(string(src), "in lesson 1, after a step ("+lang+")")
+		l.axe(src, "in lesson 1, after a step ("+lang+")")
 		l.do(chromedp.Click(tid("lesson-close")))
 		l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "0"`, "the lesson to close")
 	}
