@@ -119,6 +119,9 @@
     to.disabled = false; // the focus follows the toggle: it is never lost to a disabled button
     if (document.activeElement === from) to.focus();
     from.disabled = true;
+    var said = player("playing"), row = player("player");
+    if (said) said.textContent = on ? said.dataset.on || "" : "";
+    if (row) row.classList.toggle("playing", on);
   }
   var last = "", restart = false;
   function tick() {
@@ -155,7 +158,8 @@
   // activation), in a box of one size; the choice is remembered.
   function setupDock() {
     var dock = document.querySelector(".dock"), list = dock && dock.querySelector("[role=tablist]");
-    if (!list) return;
+    var body = dock && dock.querySelector(".dock-body");
+    if (!list || !body) return;
     var tabs = Array.prototype.slice.call(list.querySelectorAll("[role=tab]"));
     tabs.forEach(function (tab) {
       var panel = document.getElementById(tab.getAttribute("aria-controls"));
@@ -164,6 +168,9 @@
       panel.setAttribute("aria-labelledby", tab.id);
       panel.tabIndex = 0;
     });
+    function selected() {
+      return tabs.filter(function (t) { return t.getAttribute("aria-selected") === "true"; })[0];
+    }
     function select(tab, focus) {
       tabs.forEach(function (t) {
         var on = t === tab;
@@ -175,9 +182,28 @@
       try { localStorage.setItem("idemlab.tab", tab.id); } catch (err) { /* private mode */ }
       if (focus) tab.focus();
     }
+    // On one screen the dock stands at the foot of the controls' column;
+    // when the room left there is small, a chosen panel opens upwards over
+    // the controls (the tabs stay where they are) until it is chosen again,
+    // Escape is pressed or the pointer goes elsewhere.
+    function raise(on) {
+      if (on) dock.setAttribute("data-raised", "");
+      else dock.removeAttribute("data-raised");
+    }
+    function cramped() {
+      var rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+      var column = dock.closest(".act-column");
+      return column && getComputedStyle(column).display !== "contents" && body.clientHeight < 12 * rem;
+    }
+    function open(tab, focus) {
+      var again = tab === selected();
+      select(tab, focus);
+      if (dock.hasAttribute("data-raised")) { if (again) raise(false); }
+      else if (cramped()) raise(true);
+    }
     list.addEventListener("click", function (e) {
       var tab = e.target.closest("[role=tab]");
-      if (tab) select(tab, false);
+      if (tab) open(tab, false);
     });
     list.addEventListener("keydown", function (e) {
       var i = tabs.indexOf(document.activeElement), to = -1;
@@ -188,10 +214,21 @@
       else if (e.key === "End") to = tabs.length - 1;
       if (to >= 0) { select(tabs[to], true); e.preventDefault(); }
     });
+    dock.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && dock.hasAttribute("data-raised")) {
+        raise(false);
+        var tab = selected();
+        if (tab) tab.focus();
+        e.preventDefault();
+      }
+    });
+    document.addEventListener("pointerdown", function (e) {
+      if (dock.hasAttribute("data-raised") && !dock.contains(e.target)) raise(false);
+    });
     document.addEventListener("click", function (e) {
       var b = e.target.closest && e.target.closest("[data-open-tab]");
       var tab = b && document.getElementById("tab-" + b.dataset.openTab);
-      if (tab) select(tab, true);
+      if (tab) open(tab, true);
     });
     document.querySelectorAll("[data-open-tab]").forEach(function (b) { b.hidden = false; });
     var saved = null;
@@ -215,6 +252,27 @@
     var p = player("player");
     if (p) p.hidden = false;
   }
+  // A long action that leaves the page (compare runs 25 labs) says so on
+  // its button, which takes no second press meanwhile; coming back to the
+  // page (the browser's back-forward cache) gives the button back.
+  document.addEventListener("submit", function (e) {
+    var b = e.submitter;
+    if (!b || !b.dataset.busy || e.defaultPrevented || e.target.hasAttribute("hx-post")) return;
+    b.dataset.label = b.textContent;
+    b.textContent = b.dataset.busy;
+    b.setAttribute("aria-disabled", "true");
+    b.setAttribute("aria-busy", "true");
+    b.addEventListener("click", stop);
+  });
+  function stop(e) { e.preventDefault(); }
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("button[aria-busy=true][data-label]").forEach(function (b) {
+      b.textContent = b.dataset.label;
+      b.removeAttribute("aria-disabled");
+      b.removeAttribute("aria-busy");
+      b.removeEventListener("click", stop);
+    });
+  });
   function ready() { showPlayer(); setupDock(); showStep(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready); else ready();
   document.addEventListener("settings", function (e) {

@@ -16,6 +16,7 @@ var lessonMessages = map[string]message{
 	"lesson.play":         {"▶ Play", "▶ Пуск"},
 	"lesson.pause":        {"‖ Pause", "‖ Пауза"},
 	"lesson.speed":        {"Speed", "Скорость"},
+	"lesson.playing":      {"playing…", "идёт показ…"},
 	"lesson.speed.slow":   {"a step every 3 s", "шаг в 3 с"},
 	"lesson.speed.normal": {"a step every 1.5 s", "шаг в 1,5 с"},
 	"lesson.speed.fast":   {"a step every 0.5 s", "шаг в 0,5 с"},

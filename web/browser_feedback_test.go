@@ -11,9 +11,7 @@ import (
 
 // nearButton is JavaScript that tells whether the notice with the id is
 // shown, holds text, and stands within 160 px below or beside the button
-// with the hook: where the eye is after the click. (That the button and its
-// notice fit the screen with a lesson open is the projector layout's work,
-// still to come.)
+// with the hook: where the eye is after the click.
 func nearButton(notice, button string) string {
 	return fmt.Sprintf(`(() => {
 		const n = document.getElementById(%q), b = %s;
@@ -24,24 +22,30 @@ func nearButton(notice, button string) string {
 }
 
 // A refused input is explained beside the control that caused it, in the
-// page's language, and announced (role=alert); nothing is charged.
+// page's language, and announced (role=alert); nothing is charged. With a
+// lesson open, at a projector's size, the explanation is in the window.
 func TestBrowserRefusalBesideTheButton(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, "")
-	l.navigate(l.url + "?lang=ru")
-	l.do(
-		chromedp.Clear(tid("order-id")),
-		chromedp.SendKeys(tid("order-id"), "заказ 42"),
-		chromedp.Click(tid("fire-charge")),
-	)
-	l.waitJS(nearButton("charge-notice", "fire-charge"), "the refusal beside the Charge button")
-	if got := eval[string](l, `document.getElementById("charge-notice").textContent`); !contains(got, "заказ 42", "не принят") {
-		t.Errorf("the notice says %q, want the refused id and why, in Russian", got)
-	}
-	if role := eval[string](l, `document.getElementById("charge-notice").getAttribute("role")`); role != "alert" {
-		t.Errorf("the notice's role is %q, want alert (announced)", role)
-	}
-	if led := l.s.ledger(l.prefix); led.Count != 0 {
-		t.Errorf("%d charges after a refused one", led.Count)
+	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":1}`)
+	l.do(chromedp.EmulateViewport(1440, 900))
+	for _, lang := range []struct{ code, id, says string }{{"ru", "заказ 42", "не принят"}, {"en", "order 42", "was refused"}} {
+		l.navigate(l.url + "?lang=" + lang.code)
+		l.do(chromedp.SetValue(tid("order-id"), lang.id), chromedp.Click(tid("fire-charge")))
+		l.waitJS(nearButton("charge-notice", "fire-charge"), lang.code+": the refusal beside the Charge button")
+		if got := eval[string](l, `document.getElementById("charge-notice").textContent`); !contains(got, lang.id, lang.says) {
+			t.Errorf("%s: the notice says %q, want the refused id and %q", lang.code, got, lang.says)
+		}
+		if role := eval[string](l, `document.getElementById("charge-notice").getAttribute("role")`); role != "alert" {
+			t.Errorf("%s: the notice's role is %q, want alert (announced)", lang.code, role)
+		}
+		if !eval[bool](l, `(() => { const r = document.getElementById("charge-notice").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`) {
+			t.Errorf("%s: the notice is outside the window", lang.code)
+		}
+		l.shoot(screenshotDir(t), "refusal-beside-the-button-"+lang.code+"-1440x900.png")
+		if led := l.s.ledger(l.prefix); led.Count != 0 {
+			t.Errorf("%s: %d charges after a refused one", lang.code, led.Count)
+		}
 	}
 	// A right charge then clears it.
 	l.do(chromedp.SetValue(tid("order-id"), "order-42"), chromedp.Click(tid("fire-charge")))
@@ -52,15 +56,76 @@ func TestBrowserRefusalBesideTheButton(t *testing.T) {
 // A click while the server is unreachable says so at the button, in the
 // page's language: it is not silently lost.
 func TestBrowserServerDownAtTheButton(t *testing.T) {
-	l := openLab(t, "")
-	l.navigate(l.url + "?lang=en")
-	l.s.Stop()
-	l.do(chromedp.Click(tid("fire-charge")))
-	l.waitJS(nearButton("charge-notice", "fire-charge"), "the offline notice beside the Charge button")
-	if got := eval[string](l, `document.getElementById("charge-notice").textContent`); !contains(got, "did not answer") {
-		t.Errorf("the notice says %q, want that the lab did not answer", got)
+	t.Parallel()
+	for _, lang := range []struct{ code, says string }{{"en", "did not answer"}, {"ru", "не ответила"}} {
+		t.Run(lang.code, func(t *testing.T) {
+			t.Parallel()
+			l := openLab(t, "")
+			l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":1}`)
+			l.do(chromedp.EmulateViewport(1440, 900))
+			l.navigate(l.url + "?lang=" + lang.code)
+			l.s.Stop()
+			l.do(chromedp.Click(tid("fire-charge")))
+			l.waitJS(nearButton("charge-notice", "fire-charge"), "the offline notice beside the Charge button")
+			if got := eval[string](l, `document.getElementById("charge-notice").textContent`); !contains(got, lang.says) {
+				t.Errorf("the notice says %q, want %q", got, lang.says)
+			}
+			l.shoot(screenshotDir(t), "server-down-at-the-button-"+lang.code+"-1440x900.png")
+		})
 	}
-	l.shoot(screenshotDir(t), "server-down-at-the-button-en-1440x900.png")
+}
+
+// Long actions say how they go: a race says its attempts are on their way
+// until they have all come back; Compare says it is running on its button;
+// Play is announced. Reloading a comparison's page runs nothing again.
+func TestBrowserLongActionsShowProgress(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, `{"network":"ok","server_delay_ms":1500}`)
+	l.do(chromedp.EmulateViewport(1440, 900))
+	l.navigate(l.url + "?lang=ru")
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.waitText("total-count", "1")
+	l.do(chromedp.SetValue(tid("race-count"), "3"), chromedp.Click(tid("race")))
+	l.waitJS(`/3 попытки в пути одновременно/.test(document.getElementById("retry-progress").textContent)`, "the race's progress")
+	if !eval[bool](l, `(() => { const r = document.getElementById("retry-progress").getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; })()`) {
+		t.Errorf("the race's progress is not in the window")
+	}
+	l.shoot(screenshotDir(t), "race-progress-ru-1440x900.png")
+	l.waitJS(`document.getElementById("retry-progress").textContent.trim() === ""`, "the progress to clear when the race is over")
+
+	// Play is announced while it plays.
+	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":2}`)
+	l.navigate(l.url)
+	l.choose("lesson-speed", "3000")
+	l.do(chromedp.Click(tid("lesson-play")))
+	l.waitJS(jsTid("lesson-playing")+`.textContent.trim() !== "" && document.querySelector('[data-testid="lesson-player"]').classList.contains("playing")`, "Play to say it plays")
+	l.do(chromedp.Click(tid("lesson-pause")))
+	l.waitJS(jsTid("lesson-playing")+`.textContent.trim() === ""`, "Pause to end the announcement")
+
+	// Compare says it runs, then lands on a page of its own; a reload runs nothing.
+	labs := l.s.Engine.LabCount()
+	l.do(chromedp.Click(tid("compare")))
+	// (the 25 labs take the server a while: the page is still there to ask)
+	if got := eval[string](l, jsTid("compare")+`.textContent.trim() + " " + `+jsTid("compare")+`.getAttribute("aria-busy")`); got != "Сравниваю: 25 лабораторий… true" {
+		t.Errorf("while it runs the Compare button says %q, want that it compares, busy", got)
+	}
+	l.do(chromedp.WaitVisible(tid("compare-grid")))
+	if path := eval[string](l, `location.pathname`); !strings.HasPrefix(path, "/compare/") {
+		t.Fatalf("Compare landed on %s, want /compare/{id}", path)
+	}
+	ran := l.s.Engine.LabCount()
+	if ran <= labs {
+		t.Fatalf("labs %d → %d: the comparison ran no lab", labs, ran)
+	}
+	grid := eval[string](l, `document.querySelector('[data-testid="compare-grid"]').textContent`)
+	l.shoot(screenshotDir(t), "compare-ru-1440x900.png")
+	l.do(chromedp.Reload(), chromedp.WaitVisible(tid("compare-grid")))
+	if again := eval[string](l, `document.querySelector('[data-testid="compare-grid"]').textContent`); again != grid {
+		t.Errorf("the reloaded comparison shows another grid")
+	}
+	if got := l.s.Engine.LabCount(); got != ran {
+		t.Errorf("labs %d → %d: reloading the comparison ran it again", ran, got)
+	}
 }
 
 func contains(s string, parts ...string) bool {

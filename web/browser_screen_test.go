@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The story of a lesson, on one screen: what a teacher at a projector needs
@@ -122,5 +124,75 @@ func TestBrowserOneScreen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// rects returns the rounded bounding boxes of the selectors, for comparing
+// before and after.
+func (l *labTab) rects(sels ...string) []string {
+	l.t.Helper()
+	return eval[[]string](l, fmt.Sprintf(`%s.map(s => { const r = document.querySelector(s)?.getBoundingClientRect();
+		return r ? [r.left, r.top, r.width, r.height].map(Math.round).join(",") : "absent"; })`, jsList(sels)))
+}
+
+// The dock's panels switch in place: choosing one moves nothing else, the
+// chosen panel shows within the window (opened upwards over the controls
+// when the room at the column's foot is small), the tabs work from the
+// keyboard (arrows, Escape), and a field of the Settings panel is a field
+// of the settings form.
+func TestBrowserDockSwitchesInPlace(t *testing.T) {
+	t.Parallel()
+	dir := screenshotDir(t)
+	l := openLab(t, `{"network":"ok"}`)
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.waitText("total-count", "1")
+	still := []string{`[data-testid="fire-charge"]`, `[data-testid="sequence-diagram"]`, `[role=tablist]`, `[data-testid="total-count"]`, `[data-testid="lesson"]`}
+	for _, lang := range []string{"en", "ru"} {
+		for _, size := range [][2]int64{{1920, 1080}, {1440, 900}, {1280, 720}} {
+			at := fmt.Sprintf("%s, %d×%d", lang, size[0], size[1])
+			l.do(chromedp.EmulateViewport(size[0], size[1]))
+			l.navigate(l.url + "?lang=" + lang)
+			before := l.rects(still...)
+			for _, tab := range []string{"log", "checklist", "settings", "payments"} {
+				l.do(chromedp.Click(tid("tab-" + tab)))
+				l.waitJS(fmt.Sprintf(`document.getElementById("dock-%s").checkVisibility() && %s.getAttribute("aria-selected") === "true"`, tab, jsTid("tab-"+tab)), at+": the "+tab+" panel")
+				if after := l.rects(still...); strings.Join(after, " ") != strings.Join(before, " ") {
+					t.Errorf("%s: choosing %s moved things: %v → %v", at, tab, before, after)
+				}
+				// the panel's first lines are in the window
+				if !eval[bool](l, fmt.Sprintf(`(() => { const r = document.getElementById("dock-%s").getBoundingClientRect(), b = document.querySelector(".dock-body").getBoundingClientRect();
+					return r.top >= 0 && r.top < innerHeight && b.height >= 80 && b.bottom <= innerHeight; })()`, tab)) {
+					t.Errorf("%s: the %s panel is not in the window, or has less than 80 px: %s", at, tab, l.rects("#dock-"+tab, ".dock-body"))
+				}
+				if tab == "log" && size[1] == 720 {
+					l.shoot(dir, fmt.Sprintf("dock-log-open-%s-%dx%d.png", lang, size[0], size[1]))
+				}
+				for _, miss := range l.offScreen() {
+					t.Errorf("%s, with %s open: %s", at, tab, miss)
+				}
+				// Escape lowers a raised panel and gives the focus to its tab.
+				l.do(chromedp.KeyEvent(kb.Escape))
+				l.waitJS(`!document.querySelector(".dock").hasAttribute("data-raised")`, at+": Escape to lower the panel")
+			}
+		}
+	}
+	// From the keyboard: the arrows move along the tabs.
+	l.do(chromedp.Focus(tid("tab-payments")), chromedp.KeyEvent(kb.ArrowRight))
+	l.waitJS(jsTid("tab-log")+`.getAttribute("aria-selected") === "true" && document.activeElement === `+jsTid("tab-log"), "ArrowRight to choose Events")
+	l.do(chromedp.KeyEvent(kb.End))
+	l.waitJS(jsTid("tab-settings")+`.getAttribute("aria-selected") === "true"`, "End to choose Settings")
+	// The Settings panel's fields belong to the settings form.
+	l.do(chromedp.Click(tid("tab-settings")), chromedp.SetValue(chromedp.CSS(`#max-attempts`), "7"))
+	l.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("max-attempts").dispatchEvent(new Event("change", {bubbles: true}))`))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		retry, _ := l.settings()["retry"].(map[string]any)
+		if fmt.Sprint(retry["max_attempts"]) == "7" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("max attempts set in the Settings panel did not reach the lab: %v", l.settings())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

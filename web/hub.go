@@ -50,11 +50,12 @@ type Hub struct {
 type labFeed struct {
 	log       logRing
 	streams   map[*stream]struct{}
-	progress  views.Msg
-	settings  *sim.Settings // last seen, to name what changed
-	last      time.Time     // of the last event
-	rendering bool          // a render of this lab is on its way
-	again     bool          // something changed while it was
+	waiting   views.Msg           // an automatic retry's wait, said
+	flying    map[flight]struct{} // attempts on their way
+	settings  *sim.Settings       // last seen, to name what changed
+	last      time.Time           // of the last event
+	rendering bool                // a render of this lab is on its way
+	again     bool                // something changed while it was
 }
 
 // stream is one open page. It holds the newest message of each kind (a
@@ -121,12 +122,12 @@ func (h *Hub) notify(ev sim.Event) {
 	f.last = time.Now()
 	switch ev.Kind {
 	case sim.EventReset:
-		f.log, f.progress = logRing{}, views.Msg{}
+		f.log, f.waiting, f.flying = logRing{}, views.Msg{}, nil
 	case sim.EventRetry:
-		f.progress = retryProgress(ev.Retry)
+		f.waiting = retryProgress(ev.Retry)
 	case sim.EventAttempt:
-		if ev.Attempt != nil && ev.Attempt.FinishedAt == nil { // the announced attempt has started
-			f.progress = views.Msg{}
+		if ev.Attempt != nil && ev.Operation != nil {
+			f.fly(flight{ev.Operation.ID, ev.Attempt.N}, ev.Attempt.FinishedAt == nil)
 		}
 	}
 	for _, text := range describe(ev, f.settings) {
@@ -161,6 +162,48 @@ func retryProgress(r *sim.RetryWait) views.Msg {
 	return views.M("log.progress", r.Next, r.Of, r.Delay.Milliseconds())
 }
 
+// flight is one attempt of one operation.
+type flight struct {
+	op string
+	n  int
+}
+
+// maxFlights bounds the attempts a feed keeps track of; the server's own
+// limit on requests in flight is far below it.
+const maxFlights = 1024
+
+// fly notes that an attempt has started (on) or ended; a started attempt
+// ends the wait before it.
+func (f *labFeed) fly(a flight, on bool) {
+	if !on {
+		delete(f.flying, a)
+		return
+	}
+	f.waiting = views.Msg{}
+	if f.flying == nil {
+		f.flying = map[flight]struct{}{}
+	}
+	if len(f.flying) < maxFlights {
+		f.flying[a] = struct{}{}
+	}
+}
+
+// progress says what is under way: an automatic retry's wait, or the
+// attempts on their way (a race, a slow network), or nothing.
+func (f *labFeed) progress() views.Msg {
+	switch {
+	case !f.waiting.IsZero():
+		return f.waiting
+	case len(f.flying) == 1:
+		for a := range f.flying {
+			return views.M("log.progress.flight", a.n)
+		}
+	case len(f.flying) > 1:
+		return views.M("log.progress.flights", views.Count{N: int64(len(f.flying)), Key: "log.n.flights"})
+	}
+	return views.Msg{}
+}
+
 // snapshot returns the lab's log and progress for a page.
 func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	h.mu.Lock()
@@ -169,7 +212,7 @@ func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	if !ok {
 		return nil, views.Msg{}
 	}
-	return f.log.newestFirst(), f.progress
+	return f.log.newestFirst(), f.progress()
 }
 
 // render renders the lab for its streams, once per language, after the
