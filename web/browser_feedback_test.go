@@ -43,6 +43,14 @@ func TestBrowserRefusalBesideTheButton(t *testing.T) {
 			t.Errorf("%s: the notice is outside the window", lang.code)
 		}
 		l.shoot(screenshotDir(t), "refusal-beside-the-button-"+lang.code+"-1440x900.png")
+		// at the smallest projector size the notice takes room, and the
+		// story stays on one screen
+		l.do(chromedp.EmulateViewport(1280, 720))
+		for _, miss := range l.offScreen() {
+			t.Errorf("%s, 1280×720, with the notice: %s", lang.code, miss)
+		}
+		l.shoot(screenshotDir(t), "refusal-beside-the-button-"+lang.code+"-1280x720.png")
+		l.do(chromedp.EmulateViewport(1440, 900))
 		if led := l.s.ledger(l.prefix); led.Count != 0 {
 			t.Errorf("%s: %d charges after a refused one", lang.code, led.Count)
 		}

@@ -167,6 +167,9 @@ func TestBrowserDockSwitchesInPlace(t *testing.T) {
 				if tab == "log" && size[1] == 720 {
 					l.shoot(dir, fmt.Sprintf("dock-log-open-%s-%dx%d.png", lang, size[0], size[1]))
 				}
+				if tab == "settings" && size[1] == 720 {
+					l.axe(axeSource(t), at+", the Settings panel open")
+				}
 				for _, miss := range l.offScreen() {
 					t.Errorf("%s, with %s open: %s", at, tab, miss)
 				}
