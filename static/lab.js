@@ -55,6 +55,8 @@
     p.textContent = status.dataset.offline || "";
     p.dataset.state = "offline";
     if (p !== el) { el.replaceChildren(p); }
+    live("down", "down"); // the stream may not know yet: the click does
+
   });
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });

@@ -78,6 +78,9 @@ func TestBrowserServerDownAtTheButton(t *testing.T) {
 			if got := eval[string](l, `document.getElementById("charge-notice").textContent`); !contains(got, lang.says) {
 				t.Errorf("the notice says %q, want %q", got, lang.says)
 			}
+			if got := eval[string](l, `document.getElementById("live-status").dataset.state`); got != "down" {
+				t.Errorf("after a click the server never got, the live status is %q, want down", got)
+			}
 			l.shoot(screenshotDir(t), "server-down-at-the-button-"+lang.code+"-1440x900.png")
 		})
 	}
