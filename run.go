@@ -11,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"time"
 
 	"idemlab/sim"
+	"idemlab/views"
 	"idemlab/web"
 )
 
@@ -29,6 +31,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	maxLabs := fs.Int("max-labs", sim.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
 	maxInFlight := fs.Int("max-inflight", sim.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
 	maxStreams := fs.Int("max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
+	natsURL := fs.String("nats", envOr(getenv, "IDEMLAB_NATS", ""), "an external NATS server for the queue (nats://host:4222); default: one embedded, its store beside the database (env IDEMLAB_NATS)")
+	smtpAddr := fs.String("smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
 	debugAddr := fs.String("debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -47,8 +51,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
+	queueDir := "" // with -db :memory: the broker keeps nothing either
+	if *dbPath != ":memory:" {
+		queueDir = filepath.Join(filepath.Dir(*dbPath), "jetstream")
+	}
 	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger,
-		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight})
+		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight,
+		Queue: true, NATS: *natsURL, QueueDir: queueDir,
+		Mailbox: true, SMTP: *smtpAddr, Email: views.Email})
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,14 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"idemlab/sim/broker"
+	"idemlab/sim/mail"
 )
 
 // Config holds what an Engine depends on.
@@ -34,6 +38,23 @@ type Config struct {
 	// Rooms are mechanisms beside the lab's own (a broker, a mailbox, a
 	// key-value store): their part of every lab's reset and removal.
 	Rooms []Room
+
+	// Queue runs the broker of notify "queue": NATS with JetStream,
+	// embedded in the process (its store in QueueDir, or in memory when
+	// QueueDir is ""), or the external server at NATS. Without it notify
+	// "queue" writes no message.
+	Queue    bool
+	NATS     string
+	QueueDir string
+	// Mailbox runs the lab's own SMTP mailbox, embedded in the process, on
+	// a free loopback port; SMTP ("host:port") sends the lab's emails to an
+	// external server instead (such as a teacher's Mailpit), and the lab
+	// records each email as it sends it. With neither, no email is sent.
+	Mailbox bool
+	SMTP    string
+	// Email is the words of the "order placed" email in a language (ru or
+	// en): its subject and body. The words live in views.
+	Email func(lang, orderID string, amount int64) (subject, body string)
 }
 
 // The defaults of the server-wide limits.
@@ -60,6 +81,13 @@ type Engine struct {
 	answers  answers // finished idempotency records, for replays without the database
 
 	flaters sync.Pool // *flate.Writer, for scenario codes
+
+	broker       *broker.Broker // the queue's, when Config.Queue
+	mailbox      *mail.Server   // the lab's own, when Config.Mailbox
+	mailAddr     string         // where emails go: the mailbox's or Config.SMTP
+	mailExternal bool           // Config.SMTP: no mailbox of ours hears them
+	relayWake    chan struct{}  // a message waits in the outbox (notify.go)
+	consumers    consumers      // the labs whose consumer runs
 
 	self   selfTarget
 	ctx    context.Context // ends when the engine closes
@@ -93,7 +121,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, cfg: cfg,
 		labs: labCache{m: map[string]*Lab{}}, inFlight: slots{max: int64(cfg.MaxInFlight)},
-		rooms: append(defaultRooms(), cfg.Rooms...)}
+		rooms: append(defaultRooms(), cfg.Rooms...), relayWake: make(chan struct{}, 1)}
 	if cfg.OnEvent != nil {
 		e.observers = append(e.observers, cfg.OnEvent)
 	}
@@ -103,7 +131,42 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.spawn(e.janitor)
+	if err := e.startParts(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: start: %w", err)
+	}
 	return e, nil
+}
+
+// startParts starts the mailbox and the broker the config asks for, the
+// outbox's relay and mailer, and the consumers of the messages left
+// unacknowledged by the last run.
+func (e *Engine) startParts(ctx context.Context) error {
+	switch {
+	case e.cfg.SMTP != "":
+		e.mailAddr, e.mailExternal = e.cfg.SMTP, true
+	case e.cfg.Mailbox:
+		box, err := mail.Start(mail.Config{Deliver: e.ReceiveMail, Logger: e.log})
+		if err != nil {
+			return fmt.Errorf("mailbox: %w", err)
+		}
+		e.mailbox, e.mailAddr = box, box.Addr()
+	}
+	if e.mailAddr != "" {
+		e.spawn(e.mailer)
+	}
+	if e.cfg.Queue || e.cfg.NATS != "" {
+		b, err := broker.Start(ctx, broker.Config{URL: e.cfg.NATS, StoreDir: e.cfg.QueueDir, Logger: e.log})
+		if err != nil {
+			return fmt.Errorf("broker: %w", err)
+		}
+		e.broker = b
+		if err := e.resumeConsumers(ctx); err != nil {
+			return err
+		}
+		e.spawn(e.relay)
+	}
+	return nil
 }
 
 // Stop tells the engine's simulated clients to stop: retry loops end and
@@ -111,10 +174,17 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) Stop() { e.cancel() }
 
 // Close stops the engine and waits for its background work to end,
-// including attempts whose answers are still on their way.
+// including attempts whose answers are still on their way; then the
+// broker and the mailbox stop.
 func (e *Engine) Close() {
 	e.cancel()
 	e.wg.Wait()
+	if e.broker != nil {
+		e.broker.Close()
+	}
+	if e.mailbox != nil {
+		e.mailbox.Close()
+	}
 }
 
 // spawn runs f in a goroutine that Close waits for.

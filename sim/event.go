@@ -15,6 +15,8 @@ const (
 	EventRetry     EventKind = "retry"     // an automatic retry is waiting for its next try
 	EventLesson    EventKind = "lesson"    // the lab's lesson was chosen, set up or took a step
 	EventGone      EventKind = "gone"      // the lab was removed (deleted, or idle too long)
+	EventMessage   EventKind = "message"   // the consumer had a delivery of a message
+	EventEmail     EventKind = "email"     // the mailbox received an email
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of
@@ -31,14 +33,22 @@ type Event struct {
 	Lab       string
 	Kind      EventKind
 	At        time.Time
-	Outcome   Outcome      // EventCharge
-	Payment   *Payment     // EventCharge, when a payment was written or replayed
-	Key       *string      // EventCharge
-	OrderID   string       // EventCharge
-	Operation *Operation   // EventOperation, EventAttempt
-	Attempt   *Attempt     // EventAttempt
-	Late      bool         // EventAttempt: an answer that came after the client gave up
-	Settings  *Settings    // EventSettings
-	Retry     *RetryWait   // EventRetry
-	Lesson    *LessonState // EventLesson: where the lab is in its lesson now
+	Outcome   Outcome        // EventCharge
+	Payment   *Payment       // EventCharge, when a payment was written or replayed
+	Key       *string        // EventCharge
+	OrderID   string         // EventCharge
+	Operation *Operation     // EventOperation, EventAttempt
+	Attempt   *Attempt       // EventAttempt
+	Late      bool           // EventAttempt: an answer that came after the client gave up
+	Settings  *Settings      // EventSettings
+	Retry     *RetryWait     // EventRetry
+	Lesson    *LessonState   // EventLesson: where the lab is in its lesson now
+	Delivery  *DeliveryEvent // EventMessage
+	Subject   string         // EventEmail: the email's subject
+}
+
+// DeliveryEvent is one delivery of a message to the consumer, for the log.
+type DeliveryEvent struct {
+	N       int    // over every copy of the message
+	Outcome string // DeliverySent, DeliverySkipped, DeliveryCrashed
 }

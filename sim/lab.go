@@ -125,6 +125,7 @@ FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).
 	if err != nil {
 		return labState{}, fmt.Errorf("lab %s: %w", id, err)
 	}
+	st.settings = DefaultSettings() // a lab saved before a setting existed has its default
 	if err := json.Unmarshal([]byte(raw), &st.settings); err != nil {
 		return labState{}, fmt.Errorf("lab %s settings: %w", id, err)
 	}

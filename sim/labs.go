@@ -248,6 +248,7 @@ func (e *Engine) remove(ctx context.Context, id string) error {
 	delete(e.labs.m, id)
 	e.labs.mu.Unlock()
 	e.answers.forget(id)
+	e.forgetConsumer(ctx, id)
 	e.emit(Event{Lab: id, Kind: EventGone})
 	// The rows go even if the caller hangs up: a half-removed lab is
 	// finished at the next start otherwise.
@@ -396,13 +397,16 @@ func (e *Engine) expireComparisons(ctx context.Context, now time.Time) error {
 // shorter), with nothing running in them.
 func (e *Engine) evict(now time.Time) error {
 	cutoff := now.Add(-min(memIdle, e.cfg.LabIdle)).UnixNano()
+	var gone []string
 	e.labs.mu.Lock()
-	defer e.labs.mu.Unlock()
 	for id, l := range e.labs.m {
 		if l.active.Load() == 0 && l.used.Load() < cutoff && l.touched.Load() >= time.Unix(0, l.used.Load()).UnixMilli() {
 			delete(e.labs.m, id)
+			gone = append(gone, id)
 		}
 	}
+	e.labs.mu.Unlock()
+	e.stopConsumers(gone) // the next message of the lab starts its consumer again
 	return nil
 }
 

@@ -119,7 +119,26 @@ func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeRes
 		}
 	}
 	e.emit(ev)
+	if res.Payment != nil {
+		e.afterCharge(ctx, l, res.Payment)
+	}
 	return res, err
+}
+
+// afterCharge sends what a new payment owes: under notify "direct" the
+// handler's own email, before it answers; under "queue" the relay's wake.
+func (e *Engine) afterCharge(ctx context.Context, l *Lab, p *Payment) {
+	if e.broker != nil && l.Settings().Notify == NotifyQueue {
+		e.wakeRelay()
+	}
+	var id string
+	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM email_outbox WHERE lab_id = ? AND payment_n = ? AND message_id IS NULL`, l.ID, p.ID).Scan(&id)
+	if err != nil {
+		return // no email of the handler's own
+	}
+	if err := e.sendEmail(ctx, l.ID, id); err != nil {
+		e.log.Warn("notify: send", "lab", l.ID, "err", err) // the outbox keeps it for later
+	}
 }
 
 // work is the charge's own time: calling the bank, say. It runs before the
@@ -143,6 +162,10 @@ func (e *Engine) insertPayment(ctx context.Context, tx *sql.Tx, l *Lab, c Charge
 	p := &Payment{OrderID: c.OrderID, Amount: c.Amount, IdempotencyKey: c.Key, CreatedAt: now}
 	err := in(ctx, tx, st).QueryRowContext(ctx, l.ID, c.OrderID, c.Amount, c.Key, dedup, c.Direct, now.Format(time.RFC3339Nano)).Scan(&p.ID)
 	if err != nil {
+		return nil, err
+	}
+	// What the charge owes the customer commits with it (notify.go).
+	if err := e.notifyAfter(ctx, tx, l, l.Settings(), p); err != nil {
 		return nil, err
 	}
 	if c.Direct { // a scenario replays it; the lab's client's own are replayed as operations

@@ -8,11 +8,13 @@ import (
 )
 
 // schemaVersion is the version schema.sql describes (PRAGMA user_version).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrate brings the database to schemaVersion in one transaction: a new
 // file gets schema.sql; a file of version 1 (the first release: no foreign
-// keys, no counts) has its tables rebuilt with everything in them kept.
+// keys, no counts) has its tables rebuilt with everything in them kept; a
+// file of version 2 gains the tables of version 3 (the email, the queue),
+// which schema.sql creates where they are missing.
 func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
 	var version, tables int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {

@@ -70,6 +70,47 @@ const (
 // Jitters lists every jitter kind.
 var Jitters = []Jitter{JitterNone, JitterFull, JitterEqual, JitterDecorrelated}
 
+// Notify is what the server does, after a new charge commits, about the
+// "your order is placed" email.
+type Notify string
+
+// The notify modes.
+const (
+	NotifyOff    Notify = "off"    // no email
+	NotifyDirect Notify = "direct" // the charge handler sends it itself
+	NotifyQueue  Notify = "queue"  // it publishes payment.created; the consumer sends it
+)
+
+// Notifies lists every notify mode.
+var Notifies = []Notify{NotifyOff, NotifyDirect, NotifyQueue}
+
+// MessageFate is the fate of the next messages on their way through the
+// broker.
+type MessageFate string
+
+// The delivery fates.
+const (
+	DeliveryOK               MessageFate = "ok"                // delivered and acknowledged
+	DeliveryCrashBeforeAck   MessageFate = "crash-before-ack"  // the consumer works, then dies before its ack
+	DeliveryDuplicatePublish MessageFate = "duplicate-publish" // the producer publishes the message twice
+)
+
+// MessageFates lists every delivery fate.
+var MessageFates = []MessageFate{DeliveryOK, DeliveryCrashBeforeAck, DeliveryDuplicatePublish}
+
+// ConsumerDedup is how the consumer recognises work it has already done.
+type ConsumerDedup string
+
+// The consumer's ways of deduplicating.
+const (
+	DedupNone      ConsumerDedup = "none"       // not at all
+	DedupMessageID ConsumerDedup = "message-id" // a processed-messages row, UNIQUE (lab, message id)
+	DedupNatural   ConsumerDedup = "natural"    // one "order placed" email per order
+)
+
+// ConsumerDedups lists every way of deduplicating.
+var ConsumerDedups = []ConsumerDedup{DedupNone, DedupMessageID, DedupNatural}
+
 // Retry modes.
 const (
 	RetryManual = "manual"
@@ -98,6 +139,14 @@ type Settings struct {
 	KeyTTLS         int         `json:"key_ttl_s"`
 	LockTimeoutMS   int         `json:"lock_timeout_ms"`
 	Seed            int64       `json:"seed"`
+
+	// Past the ledger: the email, the broker, the consumer.
+	Notify        Notify        `json:"notify"`
+	Delivery      MessageFate   `json:"delivery"`
+	ConsumerDedup ConsumerDedup `json:"consumer_dedup"`
+	PublishDedup  bool          `json:"publish_dedup"`
+	AckWaitMS     int           `json:"ack_wait_ms"`
+	Language      string        `json:"language"` // of the lab's emails: ru or en
 }
 
 // DefaultSettings are those of a new lab: the article's first listing, no
@@ -114,6 +163,11 @@ func DefaultSettings() Settings {
 		KeyTTLS:         24 * 60 * 60,
 		LockTimeoutMS:   10000,
 		Seed:            42,
+		Notify:          NotifyOff,
+		Delivery:        DeliveryOK,
+		ConsumerDedup:   DedupNone,
+		AckWaitMS:       1000,
+		Language:        "ru",
 	}
 }
 
@@ -124,16 +178,22 @@ const (
 
 // SettingsPatch holds the fields a PATCH may change; nil means "leave as is".
 type SettingsPatch struct {
-	Protection      *Protection  `json:"protection"`
-	KeyStrategy     *KeyStrategy `json:"key_strategy"`
-	Network         *Fate        `json:"network"`
-	Retry           *RetryPatch  `json:"retry"`
-	ClientTimeoutMS *int         `json:"client_timeout_ms"`
-	ServerDelayMS   *int         `json:"server_delay_ms"`
-	CheckGapMS      *int         `json:"check_gap_ms"`
-	KeyTTLS         *int         `json:"key_ttl_s"`
-	LockTimeoutMS   *int         `json:"lock_timeout_ms"`
-	Seed            *int64       `json:"seed"`
+	Protection      *Protection    `json:"protection"`
+	KeyStrategy     *KeyStrategy   `json:"key_strategy"`
+	Network         *Fate          `json:"network"`
+	Retry           *RetryPatch    `json:"retry"`
+	ClientTimeoutMS *int           `json:"client_timeout_ms"`
+	ServerDelayMS   *int           `json:"server_delay_ms"`
+	CheckGapMS      *int           `json:"check_gap_ms"`
+	KeyTTLS         *int           `json:"key_ttl_s"`
+	LockTimeoutMS   *int           `json:"lock_timeout_ms"`
+	Seed            *int64         `json:"seed"`
+	Notify          *Notify        `json:"notify"`
+	Delivery        *MessageFate   `json:"delivery"`
+	ConsumerDedup   *ConsumerDedup `json:"consumer_dedup"`
+	PublishDedup    *bool          `json:"publish_dedup"`
+	AckWaitMS       *int           `json:"ack_wait_ms"`
+	Language        *string        `json:"language"`
 }
 
 // RetryPatch holds the retry fields a PATCH may change.
@@ -179,6 +239,12 @@ func (s Settings) Apply(p SettingsPatch) (Settings, error) {
 	set(&s.KeyTTLS, p.KeyTTLS)
 	set(&s.LockTimeoutMS, p.LockTimeoutMS)
 	set(&s.Seed, p.Seed)
+	set(&s.Notify, p.Notify)
+	set(&s.Delivery, p.Delivery)
+	set(&s.ConsumerDedup, p.ConsumerDedup)
+	set(&s.PublishDedup, p.PublishDedup)
+	set(&s.AckWaitMS, p.AckWaitMS)
+	set(&s.Language, p.Language)
 	if err := s.Validate(); err != nil {
 		return Settings{}, err
 	}
@@ -220,6 +286,11 @@ func (s Settings) Validate() error {
 	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
 	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
 	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
+	oneOf("notify", string(s.Notify), Names(Notifies))
+	oneOf("delivery", string(s.Delivery), Names(MessageFates))
+	oneOf("consumer_dedup", string(s.ConsumerDedup), Names(ConsumerDedups))
+	between("ack_wait_ms", s.AckWaitMS, 100, 60_000)
+	oneOf("language", s.Language, []string{"ru", "en"})
 	if s.Seed < 0 || s.Seed > MaxSeed {
 		fs = append(fs, Broke("seed", "range", 0, int64(MaxSeed)))
 	}

@@ -6,7 +6,8 @@
   var fields = {
     protection: "Protection", key_strategy: "KeyStrategy", network: "Network",
     max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
-    client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS"
+    client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS",
+    notify: "Notify", delivery: "Delivery", consumer_dedup: "ConsumerDedup", ack_wait_ms: "AckWaitMS"
   };
   // A change made here wins over news from the stream until the server has
   // it: an event about an older change must not undo a newer one (the form
@@ -28,6 +29,8 @@
     });
     var auto = form.elements.retry_auto;
     if (auto) auto.checked = !!s.AutoRetry;
+    var pub = form.elements.publish_dedup;
+    if (pub) pub.checked = !!s.PublishDedup;
   }
   // A field of the settings form that stands elsewhere (the dock's retry
   // policy and timings) changes the form as its own fields do.

@@ -79,7 +79,7 @@ func (l Lang) T(key string, args ...any) string {
 }
 
 // lookup finds key in the catalogs: the page's, the log's, the diagram's,
-// the checklist's, the lessons', the errors', the error pages'.
+// the checklist's, the lessons', the errors', the error pages', the mail's.
 func lookup(key string) (message, bool) {
 	for _, c := range catalogs() {
 		if m, ok := c[key]; ok {
@@ -89,8 +89,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [7]map[string]message {
-	return [7]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages}
+func catalogs() [8]map[string]message {
+	return [8]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

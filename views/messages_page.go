@@ -29,7 +29,7 @@ var pageMessages = map[string]message{
 	"charge.amount":         {"Amount, ₽", "Сумма, ₽"},
 	"charge.hint":           {"Order id: letters, digits and . _ : - (up to 64).", "Номер заказа: латинские буквы, цифры и . _ : - (до 64)."},
 	"charge.button":         {"Charge", "Списать"},
-	"settings.fate":         {"Network, next attempts", "Сеть, следующие попытки"},
+	"settings.fate":         {"Network", "Сеть"},
 	"settings.client":       {"Client", "Клиент"},
 	"settings.key":          {"Key", "Ключ"},
 	"settings.auto":         {"Retry automatically", "Повторять автоматически"},

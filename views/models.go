@@ -19,6 +19,48 @@ type LabPage struct {
 	// MaxActions is how many actions a scenario link carries at most.
 	MaxActions int
 	Lesson     LessonView
+	Mailbox    MailboxView
+	Queue      []MessageView
+}
+
+// MailboxView is what the lab's mailbox received: the newest emails, how
+// many in all, and the orders that got more than one.
+type MailboxView struct {
+	Emails  []EmailRow
+	Count   int64
+	Doubled []OrderEmails // at most 10
+	More    int64         // orders doubled beyond those
+}
+
+// EmailRow is one email in the mailbox.
+type EmailRow struct {
+	N          int64
+	Subject    string
+	OrderID    string
+	MessageID  string // the broker message behind it; "" when the handler sent it
+	ReceivedAt string
+	Repeat     int // how many emails of the same order arrived before it
+}
+
+// OrderEmails is an order and how many emails it got.
+type OrderEmails struct {
+	OrderID string
+	Emails  int64
+}
+
+// MessageView is one message of the queue and its deliveries.
+type MessageView struct {
+	ID         string
+	OrderID    string
+	Published  int
+	Fate       string
+	Deliveries []DeliveryView
+}
+
+// DeliveryView is one delivery of a message to the consumer.
+type DeliveryView struct {
+	N       int
+	Outcome string // sent, skipped, crashed
 }
 
 // Base is the lab's address, under which its forms post: /labs/{id}.
@@ -32,6 +74,9 @@ type SettingsView struct {
 	Jitter                           string
 	ClientTimeoutMS                  int
 	ServerDelayMS, CheckGapMS        int
+	Notify, Delivery, ConsumerDedup  string
+	PublishDedup                     bool
+	AckWaitMS                        int
 }
 
 // LedgerView is the payments table and what is said about it.

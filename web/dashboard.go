@@ -62,8 +62,49 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
 		return p, err
 	}
+	if p.Mailbox, p.Queue, err = mailViews(ctx, engine, l); err != nil {
+		return p, err
+	}
 	p.Log, p.Progress = hub.snapshot(l.ID)
 	return p, nil
+}
+
+// pageMail is how many emails and messages the page shows.
+const pageMail = 50
+
+// mailViews reads the lab's mailbox and queue for the page.
+func mailViews(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.MailboxView, []views.MessageView, error) {
+	mb, err := engine.Mailbox(ctx, l, pageMail)
+	if err != nil {
+		return views.MailboxView{}, nil, err
+	}
+	v := views.MailboxView{Count: mb.Count, More: mb.More}
+	seen := map[string]int{}
+	v.Emails = make([]views.EmailRow, len(mb.Emails))
+	for i := len(mb.Emails) - 1; i >= 0; i-- { // oldest first, to count the repeats
+		e := mb.Emails[i]
+		row := views.EmailRow{N: e.N, Subject: e.Subject, OrderID: e.OrderID, ReceivedAt: e.ReceivedAt.Local().Format("15:04:05.000"), Repeat: seen[e.OrderID]}
+		if e.MessageID != nil {
+			row.MessageID = *e.MessageID
+		}
+		seen[e.OrderID]++
+		v.Emails[i] = row
+	}
+	for _, d := range mb.Doubled {
+		v.Doubled = append(v.Doubled, views.OrderEmails{OrderID: d.OrderID, Emails: d.Emails})
+	}
+	ms, err := engine.Messages(ctx, l, pageMail)
+	if err != nil {
+		return v, nil, err
+	}
+	q := make([]views.MessageView, len(ms))
+	for i, m := range ms {
+		q[i] = views.MessageView{ID: m.ID, OrderID: m.OrderID, Published: m.Published, Fate: string(m.Fate)}
+		for _, d := range m.Deliveries {
+			q[i].Deliveries = append(q[i].Deliveries, views.DeliveryView{N: d.N, Outcome: d.Outcome})
+		}
+	}
+	return v, q, nil
 }
 
 func settingsView(s sim.Settings) views.SettingsView {
@@ -72,6 +113,8 @@ func settingsView(s sim.Settings) views.SettingsView {
 		AutoRetry: s.Retry.Mode == sim.RetryAuto, MaxAttempts: s.Retry.MaxAttempts, BaseMS: s.Retry.BaseMS,
 		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
 		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS,
+		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
+		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS,
 	}
 }
 
@@ -314,6 +357,23 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 	p.ClientTimeoutMS = num("client_timeout_ms")
 	p.ServerDelayMS = num("server_delay_ms")
 	p.CheckGapMS = num("check_gap_ms")
+	if v := str("notify"); v != nil {
+		x := sim.Notify(*v)
+		p.Notify = &x
+	}
+	if v := str("delivery"); v != nil {
+		x := sim.MessageFate(*v)
+		p.Delivery = &x
+	}
+	if v := str("consumer_dedup"); v != nil {
+		x := sim.ConsumerDedup(*v)
+		p.ConsumerDedup = &x
+	}
+	if str("publish_dedup_shown") != nil { // the switch is on this form: unchecked sends nothing
+		on := str("publish_dedup") != nil
+		p.PublishDedup = &on
+	}
+	p.AckWaitMS = num("ack_wait_ms")
 	if len(fs) > 0 {
 		return p, sim.Invalid(fs...)
 	}

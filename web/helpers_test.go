@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"idemlab/sim"
+	"idemlab/views"
 	"idemlab/web"
 )
 
@@ -50,7 +52,7 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 		tb.Fatalf("open store: %v", err)
 	}
 	cfg := o.cfg
-	cfg.Store, cfg.Now = store, o.now
+	cfg.Store, cfg.Now, cfg.Email = store, o.now, views.Email
 	engine, err := sim.NewEngine(ctx, cfg)
 	if err != nil {
 		tb.Fatalf("new engine: %v", err)
@@ -102,6 +104,32 @@ func withClock(now func() time.Time) func(*serverOpts) { return func(o *serverOp
 func withAddr(addr string) func(*serverOpts)           { return func(o *serverOpts) { o.addr = addr } }
 func withLimits(cfg sim.Config, w web.Options) func(*serverOpts) {
 	return func(o *serverOpts) { o.cfg, o.web = cfg, w }
+}
+
+// withParts runs the lab with its broker and its mailbox: both embedded,
+// or the broker at $IDEMLAB_TEST_NATS when that is set (CI starts a real
+// nats-server for it).
+func withParts() func(*serverOpts) {
+	return func(o *serverOpts) {
+		o.cfg.Queue, o.cfg.Mailbox = true, true
+		o.cfg.NATS = os.Getenv("IDEMLAB_TEST_NATS")
+	}
+}
+
+// withRealNATS runs the lab against the real nats-server at
+// $IDEMLAB_TEST_NATS; without it the test skips, or fails under CI=true.
+func withRealNATS(tb testing.TB) func(*serverOpts) {
+	tb.Helper()
+	url := os.Getenv("IDEMLAB_TEST_NATS")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("IDEMLAB_TEST_NATS is not set: CI must start a nats-server for this test (.ci/run)")
+		}
+		tb.Skip("no real nats-server: set IDEMLAB_TEST_NATS=nats://127.0.0.1:PORT to run this test against one")
+	}
+	return func(o *serverOpts) {
+		o.cfg.Queue, o.cfg.Mailbox, o.cfg.NATS = true, true, url
+	}
 }
 
 // response is an HTTP answer, read whole.

@@ -43,6 +43,12 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		return []logText{{"server", chargeText(ev)}}
 	case sim.EventLesson:
 		return lessonText(ev.Lesson)
+	case sim.EventMessage:
+		if d := ev.Delivery; d != nil {
+			return []logText{{"consumer", m("log.delivery."+d.Outcome, d.N, ev.OrderID)}}
+		}
+	case sim.EventEmail:
+		return []logText{{"mail", m("log.email", ev.Subject, ev.OrderID)}}
 	}
 	return nil
 }

@@ -65,6 +65,8 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits, fi
 	api.POST("/labs/:lab/operations/:op/retry", handleRetry(engine), lab, once)
 	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
 	api.POST("/labs/:lab/reset", handleReset(engine), lab)
+	get(api, "/labs/:lab/emails", handleEmails(engine), lab)
+	get(api, "/labs/:lab/messages", handleMessages(engine), lab)
 	api.POST("/compare", handleCompareAPI(engine), limit.compares)
 	get(api, "/compare/:id", handleComparisonAPI(engine))
 	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)

@@ -1,0 +1,195 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// mailbox is the lab's mailbox over the API.
+type mailbox struct {
+	Emails []struct {
+		ID        int64   `json:"id"`
+		Subject   string  `json:"subject"`
+		OrderID   string  `json:"order_id"`
+		MessageID *string `json:"message_id"`
+	} `json:"emails"`
+	Count   int64 `json:"count"`
+	Doubled []struct {
+		OrderID string `json:"order_id"`
+		Emails  int64  `json:"emails"`
+	} `json:"doubled"`
+}
+
+func (s *testServer) mailbox(prefix string) mailbox {
+	s.tb.Helper()
+	return decode[mailbox](s.tb, s.must(http.StatusOK, "GET", prefix+"/emails", "").Body)
+}
+
+// queue is the lab's messages over the API.
+type queue struct {
+	Messages []struct {
+		ID         string `json:"id"`
+		OrderID    string `json:"order_id"`
+		Published  int    `json:"published"`
+		Deliveries []struct {
+			N       int    `json:"n"`
+			Fate    string `json:"fate"`
+			Outcome string `json:"outcome"`
+		} `json:"deliveries"`
+	} `json:"messages"`
+}
+
+func (s *testServer) queue(prefix string) queue {
+	s.tb.Helper()
+	return decode[queue](s.tb, s.must(http.StatusOK, "GET", prefix+"/messages", "").Body)
+}
+
+// settle waits until every message of the lab was acknowledged (a delivery
+// other than a crash for each copy published), then a few ack waits more,
+// so that a redelivery still to come would have come; it returns the
+// mailbox then.
+func (s *testServer) settle(prefix string, ackWait time.Duration) mailbox {
+	s.tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		q, done := s.queue(prefix), true
+		for _, m := range q.Messages {
+			acked := 0
+			for _, d := range m.Deliveries {
+				if d.Outcome != "crashed" {
+					acked++
+				}
+			}
+			if m.Published == 0 || acked < 1 {
+				done = false
+			}
+		}
+		if done && len(q.Messages) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("the queue did not settle: %+v", q)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(3 * ackWait)
+	return s.mailbox(prefix)
+}
+
+// trials is how many times each lesson of the queue runs: its counts must
+// come out the same every time.
+const trials = 10
+
+// Lesson 7: the consumer sends the email, then dies before its ack; the
+// broker delivers the message again. Without deduplication the customer
+// gets two emails for one payment; with the message id or the order as
+// the consumer's memory, one. Ten times each, on the real broker and the
+// real mailbox.
+func TestLesson7CrashBeforeAck(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dedup  string
+		emails int64
+	}{{"none", 2}, {"message-id", 1}, {"natural", 1}} {
+		for trial := range trials {
+			t.Run(fmt.Sprintf("%s/%d", tc.dedup, trial), func(t *testing.T) {
+				t.Parallel()
+				lesson7(t, startServer(t, withParts()), tc.dedup, tc.emails)
+			})
+		}
+	}
+}
+
+// The same against a real nats-server ($IDEMLAB_TEST_NATS; CI starts one).
+func TestLesson7RealNATS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dedup  string
+		emails int64
+	}{{"none", 2}, {"message-id", 1}} {
+		t.Run(tc.dedup, func(t *testing.T) {
+			t.Parallel()
+			lesson7(t, startServer(t, withRealNATS(t)), tc.dedup, tc.emails)
+		})
+	}
+}
+
+// lesson7 charges once under crash-before-ack with the consumer's dedup
+// and checks the counts: one payment, emails as want, a crash and then a
+// delivery that sends (none) or skips.
+func lesson7(t *testing.T, s *testServer, dedup string, emails int64) {
+	t.Helper()
+	lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":%q,"delivery":"crash-before-ack","ack_wait_ms":100}`, dedup))
+	s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+	mb := s.settle(lab, 100*time.Millisecond)
+	if led := s.ledger(lab); led.Count != 1 {
+		t.Errorf("%d payments, want 1", led.Count)
+	}
+	if mb.Count != emails || int64(len(mb.Emails)) != emails {
+		t.Errorf("%d emails (%d listed), want %d: %+v", mb.Count, len(mb.Emails), emails, mb)
+	}
+	q := s.queue(lab)
+	if len(q.Messages) != 1 || len(q.Messages[0].Deliveries) != 2 || q.Messages[0].Deliveries[0].Outcome != "crashed" {
+		t.Fatalf("the message's deliveries: %+v; want a crash, then a delivery", q)
+	}
+	want := map[string]string{"none": "sent", "message-id": "skipped", "natural": "skipped"}[dedup]
+	if got := q.Messages[0].Deliveries[1].Outcome; got != want {
+		t.Errorf("the redelivery: %s, want %s", got, want)
+	}
+	for _, e := range mb.Emails {
+		if e.Subject != "Ваш заказ оформлен" || e.OrderID != "order-42" || e.MessageID == nil {
+			t.Errorf("email %+v: want «Ваш заказ оформлен» for order-42, naming its message", e)
+		}
+	}
+}
+
+// Lesson 8: the producer publishes the message twice. Two emails, unless
+// the broker drops the second copy by its Nats-Msg-Id, or the consumer
+// recognises it.
+func TestLesson8DuplicatePublish(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		publish bool
+		dedup   string
+		emails  int64
+	}{{"no dedup", false, "none", 2}, {"broker dedup", true, "none", 1}, {"consumer dedup", false, "message-id", 1}} {
+		for trial := range trials {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, trial), func(t *testing.T) {
+				t.Parallel()
+				s := startServer(t, withParts())
+				lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":%q,"delivery":"duplicate-publish","publish_dedup":%v,"ack_wait_ms":100}`, tc.dedup, tc.publish))
+				s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+				mb := s.settle(lab, 100*time.Millisecond)
+				if mb.Count != tc.emails {
+					t.Errorf("%d emails, want %d: %+v", mb.Count, tc.emails, mb)
+				}
+				if q := s.queue(lab); len(q.Messages) != 1 || q.Messages[0].Published != 2 {
+					t.Errorf("messages %+v: want one, published twice", q)
+				}
+			})
+		}
+	}
+}
+
+// notify "direct": the handler sends the email itself, once per payment.
+func TestNotifyDirect(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withParts())
+	lab := s.newLab(`{"notify":"direct","language":"en","network":"response-lost"}`)
+	op := s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+	s.retry(lab, op.ID, `{"fate":"ok"}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.mailbox(lab).Count < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	mb := s.mailbox(lab)
+	if mb.Count != 2 || len(mb.Doubled) != 1 || mb.Doubled[0].OrderID != "order-42" {
+		t.Errorf("mailbox %+v: want 2 emails, order-42 named as doubled (two charges, two emails)", mb)
+	}
+	if len(mb.Emails) > 0 && mb.Emails[0].Subject != "Your order is placed" {
+		t.Errorf("subject %q, want the lab's language (en)", mb.Emails[0].Subject)
+	}
+}
