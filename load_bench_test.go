@@ -46,6 +46,7 @@ const (
 	childEnv    = "IDEMLAB_BENCH_CHILD" // "lab" or "noop": this process is a child of BenchmarkLoad or TestSoak
 	profileEnv  = "IDEMLAB_PROFILE"     // save a CPU profile of the lab under the charge load to this file
 	debugEnv    = "IDEMLAB_DEBUG_ADDR"  // the lab child's -debug address; a free loopback port by default
+	faultEnv    = "IDEMLAB_FAULT"       // where the lab child kills itself (sim.Config.Fault), for TestCrash…
 	loadClients = 16                    // concurrent clients of every load benchmark
 )
 
@@ -76,7 +77,12 @@ func childMain(mode string, args []string) int {
 	var err error
 	switch mode {
 	case "lab":
-		err = run(ctx, append([]string{"idemlab"}, args...), func(string) string { return "" }, os.Stdout)
+		err = run(ctx, append([]string{"idemlab"}, args...), func(k string) string {
+			if k == faultEnv { // the crash test's one variable; nothing else comes from the environment
+				return os.Getenv(k)
+			}
+			return ""
+		}, os.Stdout)
 	case "noop":
 		err = serveNoop(ctx, os.Stdout)
 	default:

@@ -58,7 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger,
 		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight,
 		Queue: true, NATS: *natsURL, QueueDir: queueDir,
-		Mailbox: true, SMTP: *smtpAddr, Email: views.Email})
+		Mailbox: true, SMTP: *smtpAddr, Email: views.Email,
+		Fault: getenv("IDEMLAB_FAULT")})
 	if err != nil {
 		return err
 	}

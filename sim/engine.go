@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -55,6 +56,24 @@ type Config struct {
 	// Email is the words of the "order placed" email in a language (ru or
 	// en): its subject and body. The words live in views.
 	Email func(lang, orderID string, amount int64) (subject, body string)
+	// Fault names a point where the process kills itself (SIGKILL), for the
+	// crash tests that must stop it at one exact moment: FaultConsumerOutbox.
+	// Empty in every ordinary run ($IDEMLAB_FAULT sets it).
+	Fault string
+}
+
+// FaultConsumerOutbox is the moment between the consumer's commit (its
+// memory of the message and the email's outbox row) and its ack.
+const FaultConsumerOutbox = "consumer-outbox"
+
+// fault kills the process at the point the config names: a real kill -9,
+// with nothing flushed, as a crash does.
+func (e *Engine) fault(point string) {
+	if e.cfg.Fault == point {
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		select {} // the signal takes a moment: never go past the point
+	}
 }
 
 // The defaults of the server-wide limits.

@@ -143,6 +143,8 @@ func patchTo(s Settings) SettingsPatch {
 			CapMS: &s.Retry.CapMS, Jitter: &s.Retry.Jitter},
 		ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS,
 		KeyTTLS: &s.KeyTTLS, LockTimeoutMS: &s.LockTimeoutMS,
+		Notify: &s.Notify, Delivery: &s.Delivery, ConsumerDedup: &s.ConsumerDedup, PublishDedup: &s.PublishDedup,
+		AckWaitMS: &s.AckWaitMS,
 	}
 }
 
@@ -162,6 +164,7 @@ type LessonResult struct {
 	Total   int64
 	Orders  []OrderCharges // the expected orders, with their charges now
 	Answers []Answer       // the expected orders' answers now ("" when none yet)
+	Emails  []OrderEmails  // the expected orders, with their emails now
 }
 
 // CheckLesson compares the lab's ledger and its operations' answers with
@@ -212,6 +215,15 @@ ORDER BY a.n DESC LIMIT 1`, l.ID, a.OrderID).Scan(&got)
 		}
 		r.Answers = append(r.Answers, Answer{a.OrderID, got})
 		met = met && got == a.Outcome
+	}
+	for _, o := range ls.Expect.Emails {
+		var n int64
+		err := e.store.r.QueryRowContext(ctx, `SELECT emails FROM email_stats WHERE lab_id = ? AND order_id = ?`, l.ID, o.OrderID).Scan(&n)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return r, fmt.Errorf("lesson: mailbox of %s: %w", l.ID, err)
+		}
+		r.Emails = append(r.Emails, OrderEmails{o.OrderID, n})
+		met = met && n == o.Emails
 	}
 	r.Met = met
 	return r, nil

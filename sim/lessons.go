@@ -18,6 +18,7 @@ type Expect struct {
 	Total   int64
 	Orders  []OrderCharges // how many times each order is charged
 	Answers []Answer       // what the last attempt of an order's latest operation got
+	Emails  []OrderEmails  // how many "order placed" emails each order gets
 }
 
 // OrderCharges is how many payments an order has.
@@ -50,10 +51,12 @@ func retry(fate Fate) Action {
 
 func switchTo(p SettingsPatch) Action { return Action{Kind: "settings", Settings: &p} }
 
-// Lessons are the article's six lessons (SPEC.md, "Lessons"), in order.
+// Lessons are the article's lessons (SPEC.md, "Lessons" and "Past the
+// ledger"), in order.
 func Lessons() []Lesson {
 	unique, replay := ProtectUnique, ProtectReplay
 	hash, uuid := KeyHash, KeyUUID
+	byMessage, yes, no := DedupMessageID, true, false
 	return []Lesson{{
 		// The article's first listing: no key, no guard; the answer is lost.
 		N: 1,
@@ -122,5 +125,39 @@ func Lessons() []Lesson {
 		Expect: Expect{Charges: 2, Total: 3000,
 			Orders:  []OrderCharges{{"order-42", 1}, {"order-43", 1}},
 			Answers: []Answer{{"order-42", OutcomeDuplicate}, {"order-43", OutcomeReplayed}}},
+	}, {
+		// At least once: the consumer sends the email and dies before its
+		// ack; the broker delivers the message again. Then the consumer
+		// remembers the messages it has done.
+		N: 7,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Notify, s.ConsumerDedup, s.Delivery, s.AckWaitMS = NotifyQueue, DedupNone, DeliveryCrashBeforeAck, 300
+		}),
+		Steps: []Action{
+			charge("order-42", FateOK),
+			switchTo(SettingsPatch{ConsumerDedup: &byMessage}),
+			charge("order-43", FateOK),
+		},
+		Expect: Expect{Charges: 2, Total: 3000,
+			Orders: []OrderCharges{{"order-42", 1}, {"order-43", 1}},
+			Emails: []OrderEmails{{"order-42", 2}, {"order-43", 1}}},
+	}, {
+		// The producer publishes twice (its own retry after a lost publish
+		// ack). The broker's duplicate window drops the copy by its
+		// Nats-Msg-Id; or the consumer recognises it.
+		N: 8,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Notify, s.ConsumerDedup, s.Delivery, s.AckWaitMS = NotifyQueue, DedupNone, DeliveryDuplicatePublish, 300
+		}),
+		Steps: []Action{
+			charge("order-42", FateOK),
+			switchTo(SettingsPatch{PublishDedup: &yes}),
+			charge("order-43", FateOK),
+			switchTo(SettingsPatch{PublishDedup: &no, ConsumerDedup: &byMessage}),
+			charge("order-44", FateOK),
+		},
+		Expect: Expect{Charges: 3, Total: 4500,
+			Orders: []OrderCharges{{"order-42", 1}, {"order-43", 1}, {"order-44", 1}},
+			Emails: []OrderEmails{{"order-42", 2}, {"order-43", 1}, {"order-44", 1}}},
 	}}
 }

@@ -290,6 +290,7 @@ func (e *Engine) work1(ctx context.Context, l *Lab, s Settings, m message) (stri
 	if err != nil {
 		return "", err
 	}
+	e.fault(FaultConsumerOutbox)
 	if email == "" {
 		return DeliverySkipped, nil
 	}

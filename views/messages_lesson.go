@@ -4,7 +4,7 @@ package views
 // the article, their steps and how the ledger compares with the article.
 var lessonMessages = map[string]message{
 	"lesson.title":        {"Guided lessons", "Уроки по шагам"},
-	"lesson.intro":        {"Six lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play.", "Шесть уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск»."},
+	"lesson.intro":        {"Eight lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play.", "Восемь уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск»."},
 	"lesson.choose":       {"Lessons", "Уроки"},
 	"lesson.number":       {"Lesson %d", "Урок %d"},
 	"lesson.close":        {"Close the lesson", "Закрыть урок"},
@@ -37,6 +37,7 @@ var lessonMessages = map[string]message{
 	"lesson.watch.order":  {"%s is charged: %s", "%s: %s"},
 	"lesson.watch.answer": {"%s, its last attempt: the server %s", "%s, последняя попытка: сервер %s"},
 	"lesson.watch.now":    {"(now: %s)", "(сейчас: %s)"},
+	"lesson.watch.emails": {"%s gets %s", "%s получает %s"},
 	"lesson.answer.none":  {"no attempt yet", "попыток ещё не было"},
 
 	"lesson.step.charge":        {"Charge %s, %s; %s.", "Списать %[2]s за заказ %[1]s; %[3]s."},
@@ -44,6 +45,9 @@ var lessonMessages = map[string]message{
 	"lesson.step.race":          {"Send %d retries at the same moment.", "Отправить %d повтора одновременно."},
 	"lesson.step.protection":    {"Switch the protection to %s.", "Переключить защиту: %s."},
 	"lesson.step.key":           {"Switch the key to %s.", "Переключить ключ: %s."},
+	"lesson.step.dedup":         {"Switch the consumer's deduplication to %s.", "Переключить дедупликацию у консьюмера: %s."},
+	"lesson.step.dedup-instead": {"Turn the broker's window off; the consumer deduplicates instead: %s.", "Выключить окно брокера; вместо него дедуплицирует консьюмер: %s."},
+	"lesson.step.publish-dedup": {"Turn on the broker's duplicate window: the message goes with Nats-Msg-Id.", "Включить окно дубликатов брокера: сообщение уходит с Nats-Msg-Id."},
 	"lesson.step.other":         {"Another action.", "Другое действие."},
 	"lesson.fate.ok":            {"everything arrives", "всё доходит"},
 	"lesson.fate.request-lost":  {"the request is lost on its way", "запрос теряется по дороге"},
@@ -77,6 +81,16 @@ var lessonMessages = map[string]message{
 	"lesson.5.idea": {
 		"Where the key comes from decides what counts as “the same”. The order id (a natural key) or a hash of the body stays the same across retries — but a customer who really buys the same thing twice is refused as well. A UUID made once per operation tells a retry from a second purchase.",
 		"От того, откуда берётся ключ, зависит, что считается «тем же самым». Номер заказа (естественный ключ) или хэш тела не меняются при повторах — но и покупателю, который действительно покупает то же самое второй раз, тоже откажут. UUID, созданный один раз на операцию, отличает повтор от второй покупки.",
+	},
+	"lesson.7.title": {"The consumer dies before its ack", "Консьюмер падает до ack"},
+	"lesson.7.idea": {
+		"Idempotency is not “no side effects”. After the charge commits, the server publishes a message and the consumer sends “your order is placed”. The broker delivers at least once: this consumer sends the email and dies before it acknowledges, so the message comes again — and a second email goes out. Then the consumer keeps the id of each message it has done, in the same transaction as the email's outbox row, and the second delivery finds it.",
+		"Идемпотентность — не «нет побочных эффектов». После списания сервер публикует сообщение, и консьюмер отправляет «ваш заказ оформлен». Брокер доставляет хотя бы один раз: этот консьюмер отправляет письмо и падает до подтверждения, сообщение приходит снова — и уходит второе письмо. Потом консьюмер запоминает id каждого сделанного сообщения в той же транзакции, что и строку исходящего письма, и повторная доставка его находит.",
+	},
+	"lesson.8.title": {"The producer publishes twice", "Продюсер публикует дважды"},
+	"lesson.8.idea": {
+		"The producer did not hear the broker's ack and published again: two copies of one message, two emails. JetStream can drop the copy itself when the message carries Nats-Msg-Id, within its duplicate window; or the consumer recognises the message by its id, however many copies come.",
+		"Продюсер не услышал ack брокера и опубликовал снова: две копии одного сообщения — два письма. JetStream может сам отбросить копию, если сообщение несёт Nats-Msg-Id, в пределах окна дубликатов; или консьюмер узнаёт сообщение по id, сколько бы копий ни пришло.",
 	},
 	"lesson.6.title": {"“Already done” or the same answer", "«Уже выполнено» или тот же ответ"},
 	"lesson.6.idea": {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"idemlab/sim"
 )
 
 // nearButton is JavaScript that tells whether the notice with the id is
@@ -170,21 +172,25 @@ func TestBrowserToolbarOnTheFirstScreen(t *testing.T) {
 	}
 }
 
-// In large type, with a lesson open, the six lessons' numbers stand on one
-// row (they wrapped 4 + 2), in both languages.
+// In large type, with a lesson open, the lessons' numbers stand in even
+// rows: the article's first half (1–6) on one row (they wrapped 4 + 2),
+// past the ledger (7, 8) under 1 and 2, in both languages.
 func TestBrowserLessonNumbersOnOneRow(t *testing.T) {
 	l := openLab(t, "")
 	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":3}`)
 	for _, lang := range []string{"en", "ru"} {
 		l.navigate(l.url + "?type=large&lang=" + lang)
-		tops := eval[[]float64](l, `[...document.querySelectorAll('[data-testid="lesson-choose"]')].map(b => Math.round(b.getBoundingClientRect().top))`)
-		if len(tops) != 6 {
-			t.Fatalf("%s: %d lesson buttons, want 6", lang, len(tops))
+		boxes := eval[[][2]float64](l, `[...document.querySelectorAll('[data-testid="lesson-choose"]')].map(b => { const r = b.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top)]; })`)
+		if len(boxes) != len(sim.Lessons()) {
+			t.Fatalf("%s: %d lesson buttons, want %d", lang, len(boxes), len(sim.Lessons()))
 		}
-		for _, top := range tops {
-			if top != tops[0] {
-				t.Errorf("%s, large type: the lesson numbers stand on more than one row: tops %v", lang, tops)
-				break
+		for i, b := range boxes {
+			row, col := i/6, i%6
+			if b[1] != boxes[row*6][1] {
+				t.Errorf("%s, large type: lesson %d is not on the row of lesson %d: %v", lang, i+1, row*6+1, boxes)
+			}
+			if row > 0 && (b[0] != boxes[col][0] || b[1] <= boxes[0][1]) {
+				t.Errorf("%s, large type: lesson %d does not stand under lesson %d: %v", lang, i+1, col+1, boxes)
 			}
 		}
 	}

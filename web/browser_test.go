@@ -174,7 +174,7 @@ type labTab struct {
 func openLab(t *testing.T, settings string) *labTab {
 	t.Helper()
 	b := browser(t)
-	s := startServer(t)
+	s := startServer(t, withParts())
 	prefix := s.newLab(settings)
 	l := &labTab{t: t, s: s, prefix: prefix, url: s.URL + "/labs/" + path.Base(prefix)}
 	l.tab, l.ctx = newTab(t, b, chromedp.WithNewBrowserContext())

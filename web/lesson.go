@@ -33,7 +33,17 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 	}
 	v.Expect = totalsWords(ls.Expect.Charges, ls.Expect.Total)
 	v.Now = totalsWords(r.Charges, r.Total)
+	for i, o := range ls.Expect.Emails {
+		v.Watch = append(v.Watch, views.Watch{
+			Msg: m("lesson.watch.emails", o.OrderID, views.Count{N: o.Emails, Key: "mail.count"}),
+			Now: m("lesson.watch.now", views.Count{N: r.Emails[i].Emails, Key: "mail.count"}),
+			Met: r.Emails[i].Emails == o.Emails,
+		})
+	}
 	for i, o := range ls.Expect.Orders {
+		if len(ls.Expect.Emails) > 0 {
+			break // the emails are the lesson; the totals say the charges
+		}
 		v.Watch = append(v.Watch, views.Watch{
 			Msg: m("lesson.watch.order", o.OrderID, views.Count{N: o.Charges, Key: "lesson.charges"}),
 			Now: m("lesson.watch.now", views.Count{N: r.Orders[i].Charges, Key: "lesson.charges"}),
@@ -69,10 +79,18 @@ func stepWords(a sim.Action) views.Msg {
 	case "race":
 		return m("lesson.step.race", a.N)
 	case "settings":
-		if p := a.Settings; p != nil && p.Protection != nil {
+		switch p := a.Settings; {
+		case p == nil:
+		case p.Protection != nil:
 			return m("lesson.step.protection", m("opt.protection."+string(*p.Protection)))
-		} else if p != nil && p.KeyStrategy != nil {
+		case p.KeyStrategy != nil:
 			return m("lesson.step.key", m("opt.key."+string(*p.KeyStrategy)))
+		case p.ConsumerDedup != nil && p.PublishDedup != nil:
+			return m("lesson.step.dedup-instead", m("opt.dedup."+string(*p.ConsumerDedup)))
+		case p.ConsumerDedup != nil:
+			return m("lesson.step.dedup", m("opt.dedup."+string(*p.ConsumerDedup)))
+		case p.PublishDedup != nil && *p.PublishDedup:
+			return m("lesson.step.publish-dedup")
 		}
 	}
 	return m("lesson.step.other")

@@ -103,7 +103,7 @@ func TestPageOffersTheScenario(t *testing.T) {
 // A played lesson is a scenario like any other: its link rebuilds the same
 // ledger, because the steps went through the lab's ordinary actions.
 func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, withParts())
 	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, ls := range sim.Lessons() {
 		a := s.newLab("")
