@@ -69,7 +69,12 @@ UPDATE attempts SET finished_at = ?, outcome = CASE outcome WHEN 'pending' THEN 
 WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM idempotency_records WHERE state = 'in-flight' AND scope <> ?`, ScopeCharges)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_records WHERE state = 'in-flight' AND scope <> ?`, ScopeCharges); err != nil {
+			return err
+		}
+		// Whoever held an unsent email is gone with the last run: the mailer
+		// may send it at once.
+		_, err = tx.ExecContext(ctx, `UPDATE email_outbox SET claimed_at = 0 WHERE sent = 0 AND claimed_at > 0`)
 		return err
 	})
 	if err != nil {

@@ -125,18 +125,19 @@ func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeRes
 	return res, err
 }
 
-// afterCharge sends what a new payment owes: under notify "direct" the
-// handler's own email, before it answers; under "queue" the relay's wake.
+// afterCharge sends what a new payment owes under notify "direct": the
+// handler's own email, before it answers. (Under "queue" the web layer
+// wakes the relay once the answer is written: WakeRelay.)
 func (e *Engine) afterCharge(ctx context.Context, l *Lab, p *Payment) {
-	if e.broker != nil && l.Settings().Notify == NotifyQueue {
-		e.wakeRelay()
+	if l.Settings().Notify != NotifyDirect {
+		return
 	}
 	var id string
 	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM email_outbox WHERE lab_id = ? AND payment_n = ? AND message_id IS NULL`, l.ID, p.ID).Scan(&id)
 	if err != nil {
 		return // no email of the handler's own
 	}
-	if err := e.sendEmail(ctx, l.ID, id); err != nil {
+	if err := e.sendClaimed(ctx, l.ID, id); err != nil {
 		e.log.Warn("notify: send", "lab", l.ID, "err", err) // the outbox keeps it for later
 	}
 }

@@ -38,8 +38,7 @@ func (e *Engine) queueEmail(ctx context.Context, tx *sql.Tx, lab, orderID string
 	if messageID != "" {
 		msg = messageID
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO email_outbox (lab_id, id, order_id, amount, payment_n, message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		lab, id, orderID, amount, payment, msg, e.stamp())
+	_, err := in(ctx, tx, e.store.q.insertEmail).ExecContext(ctx, lab, id, orderID, amount, payment, msg, e.now().UnixMilli(), e.stamp())
 	return id, err
 }
 
@@ -47,10 +46,32 @@ func (e *Engine) queueEmail(ctx context.Context, tx *sql.Tx, lab, orderID string
 // another may send it: longer than a send may take.
 const claimTime = 30 * time.Second
 
-// sendEmail sends an email of the outbox over SMTP and marks it sent. It
-// claims the email first, so that the mailer's sweep and the handler (or
-// the consumer) never both send it.
+// sendEmail claims an email of the outbox that its writer left unsent and
+// sends it: the mailer's sweep. The claim keeps two senders from sending it
+// both.
 func (e *Engine) sendEmail(ctx context.Context, lab, id string) error {
+	now := e.now().UnixMilli()
+	var claimed bool
+	err := e.store.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE email_outbox SET claimed_at = ?1 WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4`,
+			now, lab, id, now-claimTime.Milliseconds())
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		claimed = n == 1
+		return nil
+	})
+	if err != nil || !claimed {
+		return err // sent, or being sent
+	}
+	return e.sendClaimed(ctx, lab, id)
+}
+
+// sendClaimed sends an email of the outbox that the caller holds (it wrote
+// it, or claimed it) over SMTP. The lab's own mailbox marks it sent as it
+// receives it; an external server's acceptance marks it here.
+func (e *Engine) sendClaimed(ctx context.Context, lab, id string) error {
 	if e.mailAddr == "" {
 		return nil
 	}
@@ -59,14 +80,9 @@ func (e *Engine) sendEmail(ctx context.Context, lab, id string) error {
 		amount  int64
 		msgID   sql.NullString
 	)
-	now := e.now().UnixMilli()
-	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `UPDATE email_outbox SET claimed_at = ?1
-WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_id, amount, message_id`,
-			now, lab, id, now-claimTime.Milliseconds()).Scan(&orderID, &amount, &msgID)
-	})
-	if errors.Is(err, sql.ErrNoRows) || isGone(err) {
-		return nil // sent, or being sent, or its lab is gone
+	err := e.store.q.outboxRow.QueryRowContext(ctx, lab, id).Scan(&orderID, &amount, &msgID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
 	}
 	if err != nil {
 		return err
@@ -91,13 +107,9 @@ WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_
 		return fmt.Errorf("mail: send %s: %w", id, err)
 	}
 	if e.mailExternal { // no mailbox of ours hears it: record what was sent
-		e.receive(ctx, lab, id, CustomerAddress, subject, orderID, msgID)
+		return e.receive(ctx, lab, id, CustomerAddress, subject, orderID, msgID)
 	}
-	_, err = e.store.exec(ctx, `UPDATE email_outbox SET sent = 1 WHERE lab_id = ? AND id = ?`, lab, id)
-	if isGone(err) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // sendUnsent sends what the outbox still holds: at the start, what a crash
@@ -146,10 +158,16 @@ func (e *Engine) ReceiveMail(ctx context.Context, r mail.Received) error {
 	return e.receive(ctx, lab, r.MessageID, to, r.Subject, r.Headers["X-Idemlab-Order"], msg)
 }
 
+// receive stores an email the lab's mailbox received, and marks the
+// outbox's email of the same id sent, in one transaction.
 func (e *Engine) receive(ctx context.Context, lab, id, to, subject, orderID string, msg sql.NullString) error {
-	_, err := e.store.exec(ctx, `INSERT INTO emails (lab_id, n, email_id, to_addr, subject, order_id, message_id, received_at)
-SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM emails WHERE lab_id = ?1`,
-		lab, clip(id), clip(to), clip(subject), clip(orderID), msg, e.stamp())
+	err := e.store.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := in(ctx, tx, e.store.q.receive).ExecContext(ctx, lab, clip(id), clip(to), clip(subject), clip(orderID), msg, e.stamp()); err != nil {
+			return err
+		}
+		_, err := in(ctx, tx, e.store.q.markSent).ExecContext(ctx, lab, id)
+		return err
+	})
 	if isGone(err) {
 		return Errorf(ENotFound, "no-lab", clip(lab))
 	}

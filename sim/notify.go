@@ -46,14 +46,9 @@ func (e *Engine) notifyAfter(ctx context.Context, tx *sql.Tx, l *Lab, s Settings
 		if e.broker == nil {
 			return nil
 		}
-		var seq int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO mail_counts (lab_id, message_seq) VALUES (?1, 1)
-ON CONFLICT (lab_id) DO UPDATE SET message_seq = message_seq + 1 RETURNING message_seq`, l.ID).Scan(&seq)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO messages (lab_id, id, seq, order_id, payment_n, amount, fate, msg_dedup, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, l.ID, "msg-"+NewLabID(), seq, p.OrderID, p.ID, p.Amount, s.Delivery, s.PublishDedup, e.stamp())
+		// One statement on the charge's path: the message's number in the
+		// lab is its payment's.
+		_, err := in(ctx, tx, e.store.q.insertMessage).ExecContext(ctx, l.ID, "msg-"+NewLabID(), p.ID, p.OrderID, p.ID, p.Amount, s.Delivery, s.PublishDedup, e.stamp())
 		return err
 	case NotifyDirect:
 		_, err := e.queueEmail(ctx, tx, l.ID, p.OrderID, p.Amount, p.ID, "")
@@ -82,8 +77,9 @@ func (e *Engine) relay() {
 	}
 }
 
-// wakeRelay tells the relay that a message waits, without blocking.
-func (e *Engine) wakeRelay() {
+// WakeRelay tells the relay that a message may wait in the outbox, without
+// blocking; the relay looks every second anyway.
+func (e *Engine) WakeRelay() {
 	select {
 	case e.relayWake <- struct{}{}:
 	default:
@@ -109,6 +105,7 @@ FROM messages WHERE published = 0 ORDER BY created_at LIMIT 100`)
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	var done []published
 	for _, m := range pending {
 		if err := e.consumeLab(ctx, m.Lab); err != nil {
 			if ErrorCode(err) == ENotFound {
@@ -127,14 +124,34 @@ FROM messages WHERE published = 0 ORDER BY created_at LIMIT 100`)
 		data, _ := json.Marshal(m)
 		for range copies {
 			if _, _, err := e.broker.Publish(ctx, m.Lab, data, id); err != nil {
+				e.markPublished(ctx, done)
 				return fmt.Errorf("publish %s: %w", m.ID, err)
 			}
 		}
-		if _, err := e.store.exec(ctx, `UPDATE messages SET published = ? WHERE lab_id = ? AND id = ?`, copies, m.Lab, m.ID); err != nil && !isGone(err) {
-			return err
-		}
+		done = append(done, published{m.Lab, m.ID, copies})
 	}
-	return nil
+	return e.markPublished(ctx, done)
+}
+
+// published is a message the relay has published, and how many copies.
+type published struct {
+	lab, id string
+	copies  int
+}
+
+// markPublished records the relay's batch in one transaction.
+func (e *Engine) markPublished(ctx context.Context, done []published) error {
+	if len(done) == 0 {
+		return nil
+	}
+	return e.store.tx(ctx, func(tx *sql.Tx) error {
+		for _, p := range done {
+			if _, err := in(ctx, tx, e.store.q.markPublished).ExecContext(ctx, p.copies, p.lab, p.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // consumers are the labs whose consumer runs, with its ack wait.
@@ -197,9 +214,10 @@ func (e *Engine) stopConsumers(labs []string) {
 }
 
 // resumeConsumers starts, at the engine's start, the consumers of the labs
-// with messages not yet done: the broker redelivers what was not acked.
+// with messages younger than the broker keeps them: it redelivers what was
+// not acknowledged.
 func (e *Engine) resumeConsumers(ctx context.Context) error {
-	labs, err := e.labIDs(ctx, `SELECT DISTINCT lab_id FROM messages WHERE done = 0`)
+	labs, err := e.labIDs(ctx, `SELECT DISTINCT lab_id FROM messages WHERE created_at > ?`, e.now().Add(-24*time.Hour).UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return err
 	}
@@ -212,9 +230,9 @@ func (e *Engine) resumeConsumers(ctx context.Context) error {
 }
 
 // deliver is the lab's consumer: one delivery of one message. It does the
-// work the message asks for, as the lab's consumer_dedup says, records the
-// delivery, and acknowledges, unless the message's fate is to crash
-// before its first ack.
+// work the message asks for, as the lab's consumer_dedup says, and records
+// the delivery, in one transaction; sends the email; and acknowledges,
+// unless the message's fate is to crash before its first ack.
 func (e *Engine) deliver(ctx context.Context, bm *broker.Msg) {
 	var m message
 	if err := json.Unmarshal(bm.Data, &m); err != nil {
@@ -227,44 +245,43 @@ func (e *Engine) deliver(ctx context.Context, bm *broker.Msg) {
 		bm.Ack(ctx) // the lab is gone
 		return
 	}
-	s := l.Settings()
-	outcome, err := e.work1(ctx, l, s, m)
+	crash := m.Fate == DeliveryCrashBeforeAck && bm.Delivered == 1
+	d, err := e.work1(ctx, l, l.Settings(), m, bm, crash)
+	if isGone(err) {
+		bm.Ack(ctx) // the lab went meanwhile
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("consumer", "lab", m.Lab, "message", m.ID, "err", err)
 		}
 		return // no ack: the broker tries again
 	}
-	crash := m.Fate == DeliveryCrashBeforeAck && bm.Delivered == 1
-	if crash {
-		outcome = DeliveryCrashed
+	e.fault(FaultConsumerOutbox)
+	if d.email != "" {
+		if err := e.sendClaimed(ctx, l.ID, d.email); err != nil {
+			e.log.Warn("consumer: send", "lab", l.ID, "email", d.email, "err", err) // the outbox keeps it: the mailer sends it later
+		}
 	}
-	var n int
-	err = e.store.tx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO message_deliveries (lab_id, message_id, n, stream_seq, delivered, fate, outcome, at)
-SELECT ?1, ?2, COALESCE(MAX(n), 0) + 1, ?3, ?4, ?5, ?6, ?7 FROM message_deliveries WHERE lab_id = ?1 AND message_id = ?2
-RETURNING n`, m.Lab, m.ID, bm.Seq, bm.Delivered, m.Fate, outcome, e.stamp()).Scan(&n)
-	})
-	if err != nil && !isGone(err) {
-		e.log.Warn("consumer: record delivery", "lab", m.Lab, "err", err)
-	}
-	e.emit(Event{Lab: m.Lab, Kind: EventMessage, OrderID: m.OrderID, Delivery: &DeliveryEvent{N: n, Outcome: outcome}})
+	e.emit(Event{Lab: m.Lab, Kind: EventMessage, OrderID: m.OrderID, Delivery: &DeliveryEvent{N: d.n, Outcome: d.outcome}})
 	if crash {
 		return // dies before the ack: the broker delivers it again after ack_wait
 	}
-	if err := bm.Ack(ctx); err != nil {
-		return
-	}
-	if _, err := e.store.exec(ctx, `UPDATE messages SET done = 1 WHERE lab_id = ? AND id = ?`, m.Lab, m.ID); err != nil && !isGone(err) {
-		e.log.Warn("consumer: done", "lab", m.Lab, "err", err)
-	}
+	bm.Ack(ctx)
 }
 
-// work1 is the consumer's work for one delivery: the email, unless the
-// lab's consumer_dedup recognises the message (or the order) as done. The
-// memory of it and the email's outbox row commit together; the email goes
-// out from the outbox.
-func (e *Engine) work1(ctx context.Context, l *Lab, s Settings, m message) (string, error) {
+// consumed is what the consumer made of one delivery.
+type consumed struct {
+	n       int    // the delivery's number over every copy of the message
+	outcome string // DeliverySent, DeliverySkipped, DeliveryCrashed
+	email   string // the email to send, claimed for this consumer; "" for none
+}
+
+// work1 is the consumer's work for one delivery, in one transaction: the
+// email's outbox row, unless the lab's consumer_dedup recognises the
+// message (or the order) as done; its memory of the work; the delivery's
+// record. The email goes out from the outbox after the commit.
+func (e *Engine) work1(ctx context.Context, l *Lab, s Settings, m message, bm *broker.Msg, crash bool) (consumed, error) {
 	var key string
 	switch s.ConsumerDedup {
 	case DedupMessageID:
@@ -272,31 +289,28 @@ func (e *Engine) work1(ctx context.Context, l *Lab, s Settings, m message) (stri
 	case DedupNatural:
 		key = "order:" + m.OrderID
 	}
-	var email string
+	var d consumed
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
+		d = consumed{outcome: DeliverySent}
 		if key != "" {
-			res, err := tx.ExecContext(ctx, `INSERT INTO processed_messages (lab_id, key, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, l.ID, key, e.stamp())
+			res, err := in(ctx, tx, e.store.q.processed).ExecContext(ctx, l.ID, key, e.stamp())
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return nil // done before: skipped
+				d.outcome = DeliverySkipped // done before
 			}
 		}
-		var err error
-		email, err = e.queueEmail(ctx, tx, l.ID, m.OrderID, m.Amount, m.Payment, m.ID)
-		return err
+		if d.outcome == DeliverySent {
+			var err error
+			if d.email, err = e.queueEmail(ctx, tx, l.ID, m.OrderID, m.Amount, m.Payment, m.ID); err != nil {
+				return err
+			}
+		}
+		if crash {
+			d.outcome = DeliveryCrashed
+		}
+		return in(ctx, tx, e.store.q.delivery).QueryRowContext(ctx, m.Lab, m.ID, bm.Seq, bm.Delivered, m.Fate, d.outcome, e.stamp()).Scan(&d.n)
 	})
-	if err != nil {
-		return "", err
-	}
-	e.fault(FaultConsumerOutbox)
-	if email == "" {
-		return DeliverySkipped, nil
-	}
-	if err := e.sendEmail(ctx, l.ID, email); err != nil {
-		// the outbox keeps it: the mailer sends it later
-		e.log.Warn("consumer: send", "lab", l.ID, "email", email, "err", err)
-	}
-	return DeliverySent, nil
+	return d, err
 }

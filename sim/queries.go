@@ -67,6 +67,23 @@ SET state = 'done', status = ?, location = ?, content_type = ?, body = ?, expire
 WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'`
 )
 
+// The statements of the email and the queue (notify.go, mailbox.go): a
+// message per charge, then a delivery, an email and its receipt.
+const (
+	sqlInsertMessage = `INSERT INTO messages (lab_id, id, seq, order_id, payment_n, amount, fate, msg_dedup, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlMarkPublished = `UPDATE messages SET published = ? WHERE lab_id = ? AND id = ?`
+	sqlProcessed     = `INSERT INTO processed_messages (lab_id, key, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
+	sqlInsertEmail   = `INSERT INTO email_outbox (lab_id, id, order_id, amount, payment_n, message_id, claimed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlDelivery      = `INSERT INTO message_deliveries (lab_id, message_id, n, stream_seq, delivered, fate, outcome, at)
+SELECT ?1, ?2, COALESCE(MAX(n), 0) + 1, ?3, ?4, ?5, ?6, ?7 FROM message_deliveries WHERE lab_id = ?1 AND message_id = ?2
+RETURNING n`
+	sqlReceive = `INSERT INTO emails (lab_id, n, email_id, to_addr, subject, order_id, message_id, received_at)
+SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM emails WHERE lab_id = ?1`
+	sqlMarkSent  = `UPDATE email_outbox SET sent = 1 WHERE lab_id = ? AND id = ?`
+	sqlOutboxRow = `SELECT order_id, amount, message_id FROM email_outbox WHERE lab_id = ? AND id = ? AND sent = 0`
+)
+
 // queries are the prepared statements: those on the writer are used inside
 // its transactions through tx.StmtContext, which reuses them as they are.
 type queries struct {
@@ -75,6 +92,11 @@ type queries struct {
 	claim, claimDone, record, complete     *sql.Stmt // writer
 	savepoint, rollbackTo, release         *sql.Stmt // writer: one job of a group commit
 	checkKey                               *sql.Stmt // reader: check-then-insert's SELECT
+
+	insertMessage, markPublished     *sql.Stmt // writer: the queue
+	processed, insertEmail, delivery *sql.Stmt // writer: the consumer
+	receive, markSent                *sql.Stmt // writer: the mailbox
+	outboxRow                        *sql.Stmt // reader: an email to send
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -95,6 +117,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.q.record, s.w, sqlRecord},
 		{&s.q.complete, s.w, sqlComplete},
 		{&s.q.checkKey, s.r, sqlCheckKey},
+		{&s.q.insertMessage, s.w, sqlInsertMessage},
+		{&s.q.markPublished, s.w, sqlMarkPublished},
+		{&s.q.processed, s.w, sqlProcessed},
+		{&s.q.insertEmail, s.w, sqlInsertEmail},
+		{&s.q.delivery, s.w, sqlDelivery},
+		{&s.q.receive, s.w, sqlReceive},
+		{&s.q.markSent, s.w, sqlMarkSent},
+		{&s.q.outboxRow, s.r, sqlOutboxRow},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.sql)
 		if err != nil {

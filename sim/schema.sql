@@ -198,20 +198,19 @@ CREATE INDEX IF NOT EXISTS comparisons_age ON comparisons (created_at);
 CREATE TABLE IF NOT EXISTS messages (
     lab_id     TEXT NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
     id         TEXT NOT NULL,              -- the message id: random, global (the broker's Nats-Msg-Id)
-    seq        INTEGER NOT NULL,           -- its number in the lab, from 1
+    seq        INTEGER NOT NULL,           -- its number in the lab: its payment's
     order_id   TEXT NOT NULL,
     payment_n  INTEGER NOT NULL,
     amount     INTEGER NOT NULL,
     fate       TEXT NOT NULL,              -- the delivery fate when it was written
     msg_dedup  INTEGER NOT NULL,           -- 1: published with Nats-Msg-Id
     published  INTEGER NOT NULL DEFAULT 0, -- copies the relay has published
-    done       INTEGER NOT NULL DEFAULT 0, -- 1: a delivery was acknowledged
     created_at TEXT NOT NULL,
     PRIMARY KEY (lab_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS messages_lab_seq ON messages (lab_id, seq);
 CREATE INDEX IF NOT EXISTS messages_unpublished ON messages (created_at) WHERE published = 0;
-CREATE INDEX IF NOT EXISTS messages_pending ON messages (lab_id) WHERE done = 0;
+CREATE INDEX IF NOT EXISTS messages_age ON messages (created_at);
 
 -- message_deliveries is each delivery of a message to the consumer, and
 -- what the consumer made of it: sent, skipped (recognised as done), crashed.
@@ -238,9 +237,10 @@ CREATE TABLE IF NOT EXISTS processed_messages (
     PRIMARY KEY (lab_id, key)
 ) WITHOUT ROWID;
 
--- email_outbox is each email the lab's server has decided to send; the
--- mailer sends it over SMTP and marks it sent, and sends on the next start
--- what a crash left unsent.
+-- email_outbox is each email the lab's server has decided to send, born
+-- claimed by the one who wrote it (the handler, the consumer), who sends
+-- it after the commit; the lab's mailbox marks it sent as it receives it.
+-- The mailer sends what a crash or a refusal left unsent.
 CREATE TABLE IF NOT EXISTS email_outbox (
     lab_id     TEXT NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
     id         TEXT NOT NULL,              -- the email's Message-ID: random, global
@@ -270,12 +270,11 @@ CREATE TABLE IF NOT EXISTS emails (
 ) WITHOUT ROWID;
 
 -- mail_counts and email_stats are kept like lab_counts and order_stats:
--- the mailbox's size, its orders with more than one email, the numbering.
+-- the mailbox's size and its orders with more than one email.
 CREATE TABLE IF NOT EXISTS mail_counts (
     lab_id      TEXT PRIMARY KEY REFERENCES labs (id) ON DELETE CASCADE,
     emails      INTEGER NOT NULL DEFAULT 0,
-    doubled     INTEGER NOT NULL DEFAULT 0, -- orders with more than one email
-    message_seq INTEGER NOT NULL DEFAULT 0
+    doubled     INTEGER NOT NULL DEFAULT 0  -- orders with more than one email
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS email_stats (
     lab_id   TEXT NOT NULL REFERENCES labs (id) ON DELETE CASCADE,

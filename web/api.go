@@ -162,7 +162,15 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 		if res.Location != "" {
 			h.Set(echo.HeaderLocation, res.Location)
 		}
-		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
+		if res.Payment == nil {
+			return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
+		}
+		// A new payment may have a message in the outbox: the relay starts
+		// once the answer is sent, so the email never shares its time.
+		err = c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
+		c.Response().Flush()
+		engine.WakeRelay()
+		return err
 	}
 }
 

@@ -47,9 +47,8 @@ func (s *testServer) queue(prefix string) queue {
 }
 
 // settle waits until every message of the lab was acknowledged (a delivery
-// other than a crash for each copy published), then a few ack waits more,
-// so that a redelivery still to come would have come; it returns the
-// mailbox then.
+// other than a crash for each message published), then until the mailbox
+// stands still; it returns the mailbox then.
 func (s *testServer) settle(prefix string, ackWait time.Duration) mailbox {
 	s.tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -74,8 +73,20 @@ func (s *testServer) settle(prefix string, ackWait time.Duration) mailbox {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(3 * ackWait)
-	return s.mailbox(prefix)
+	// The emails go out after the consumer's commit: wait until the
+	// mailbox has stood still for a few ack waits (a redelivery still to
+	// come would have come by then).
+	mb, still := s.mailbox(prefix), time.Now()
+	for time.Since(still) < 3*ackWait {
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("the mailbox did not settle: %+v", mb)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if now := s.mailbox(prefix); now.Count != mb.Count {
+			mb, still = now, time.Now()
+		}
+	}
+	return mb
 }
 
 // trials is how many times each lesson of the queue runs: its counts must
