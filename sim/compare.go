@@ -33,6 +33,9 @@ type Comparison struct {
 	CreatedAt time.Time     `json:"created_at"`
 	Script    Script        `json:"script"`
 	Cells     []CompareCell `json:"cells"`
+	// MailCells is the second grid: consumer deduplication × delivery
+	// fate, when the server runs its broker and mailbox.
+	MailCells []MailCell `json:"mail_cells"`
 }
 
 // The causes of a comparison's cells.
@@ -57,7 +60,11 @@ func (e *Engine) Compare(ctx context.Context, script Script) (Comparison, error)
 	if err != nil {
 		return Comparison{}, err
 	}
-	c := Comparison{ID: NewLabID(), CreatedAt: e.now().UTC(), Script: script, Cells: cells}
+	mail, err := e.compareMail(ctx)
+	if err != nil {
+		return Comparison{}, err
+	}
+	c := Comparison{ID: NewLabID(), CreatedAt: e.now().UTC(), Script: script, Cells: cells, MailCells: mail}
 	if _, err := e.store.exec(ctx, `INSERT INTO comparisons (id, created_at, result) VALUES (?, ?, ?)`,
 		c.ID, c.CreatedAt.UnixMilli(), mustJSON(c)); err != nil {
 		return Comparison{}, fmt.Errorf("compare: keep the result: %w", err)

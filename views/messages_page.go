@@ -114,7 +114,7 @@ var pageMessages = map[string]message{
 	"compare.cause.right":    {"✓ as it should", "✓ как должно быть"},
 	"compare.address":        {"This comparison's address, to reload or share (it runs nothing again):", "Адрес этого сравнения — обновите или поделитесь, заново ничего не запустится:"},
 	"compare.button":         {"Compare side by side", "Сравнить рядом"},
-	"compare.busy":           {"Comparing: 25 labs…", "Сравниваю: 25 лабораторий…"},
+	"compare.busy":           {"Comparing: 25 + 9 labs…", "Сравниваю: 25 + 9 лабораторий…"},
 
 	// scenarios
 	"scenario.link":     {"Link to this scenario", "Ссылка на этот сценарий"},

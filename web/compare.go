@@ -14,8 +14,12 @@ func comparePath(id string) string { return "/compare/" + id }
 
 // compareJSON is a comparison as the API shows it.
 func compareJSON(c sim.Comparison) map[string]any {
+	mail := c.MailCells
+	if mail == nil {
+		mail = []sim.MailCell{}
+	}
 	return map[string]any{"id": c.ID, "url": comparePath(c.ID), "created_at": c.CreatedAt,
-		"script": scriptView(c.Script), "cells": c.Cells}
+		"script": scriptView(c.Script), "cells": c.Cells, "mail_cells": mail}
 }
 
 // handleCompareAPI runs the default script side by side → 200 the cells;
@@ -73,6 +77,13 @@ func handleComparePage(engine *sim.Engine) echo.HandlerFunc {
 			v.Cells = append(v.Cells, views.CompareCell{Protection: string(cell.Protection), KeyStrategy: string(cell.KeyStrategy),
 				Lab: cell.Lab, Count: cell.Count, Total: cell.Total, Purchases: cell.Purchases, Cause: cell.Cause})
 		}
-		return render(c, http.StatusOK, views.ComparePage(v))
+		if len(cmp.MailCells) > 0 {
+			v.Dedups, v.Fates = sim.Names(sim.ConsumerDedups), sim.Names(sim.MessageFates)
+			for _, m := range cmp.MailCells {
+				v.MailCells = append(v.MailCells, views.MailCell{Dedup: string(m.Dedup), Fate: string(m.Delivery), Lab: m.Lab,
+					Emails: m.Emails, Purchases: m.Purchases, Cause: m.Cause})
+			}
+		}
+				return render(c, http.StatusOK, views.ComparePage(v))
 	}
 }

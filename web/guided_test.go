@@ -193,15 +193,15 @@ func TestLessonRefusals(t *testing.T) {
 		status     int
 		field      string
 	}{
-		{"/lesson/step", `{"at":0}`, http.StatusBadRequest, "lesson"},  // no lesson open
-		{"/lesson/setup", ``, http.StatusBadRequest, "lesson"},         // no lesson open
-		{"/lesson", `{"lesson":7}`, http.StatusBadRequest, "lesson"},   // no such lesson
-		{"/lesson", `{"lesson":-1}`, http.StatusBadRequest, "lesson"},  // no such lesson
-		{"/lesson", `{}`, http.StatusBadRequest, "lesson"},             // missing
-		{"/lesson", `{"lesson":"1"}`, http.StatusBadRequest, "lesson"}, // not a number
-		{"/lesson", `{"lesson":1,"x":2}`, http.StatusBadRequest, "x"},  // unknown field
-		{"/lesson/step", `{}`, http.StatusBadRequest, "at"},            // missing
-		{"/lesson/step", `{"at":1.5}`, http.StatusBadRequest, "at"},    // not whole
+		{"/lesson/step", `{"at":0}`, http.StatusBadRequest, "lesson"},                                    // no lesson open
+		{"/lesson/setup", ``, http.StatusBadRequest, "lesson"},                                           // no lesson open
+		{"/lesson", fmt.Sprintf(`{"lesson":%d}`, len(sim.Lessons())+1), http.StatusBadRequest, "lesson"}, // no such lesson
+		{"/lesson", `{"lesson":-1}`, http.StatusBadRequest, "lesson"},                                    // no such lesson
+		{"/lesson", `{}`, http.StatusBadRequest, "lesson"},                                               // missing
+		{"/lesson", `{"lesson":"1"}`, http.StatusBadRequest, "lesson"},                                   // not a number
+		{"/lesson", `{"lesson":1,"x":2}`, http.StatusBadRequest, "x"},                                    // unknown field
+		{"/lesson/step", `{}`, http.StatusBadRequest, "at"},                                              // missing
+		{"/lesson/step", `{"at":1.5}`, http.StatusBadRequest, "at"},                                      // not whole
 	} {
 		r := s.do("POST", lab+tc.path, tc.body)
 		if r.Status != tc.status || !strings.Contains(string(r.Body), `"`+tc.field+`"`) {
@@ -223,9 +223,9 @@ func TestLessonRefusals(t *testing.T) {
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Choose one of the lessons first") {
 		t.Errorf("step form without a lesson: %d %s", resp.StatusCode, body)
 	}
-	for _, n := range []string{"9", "-1", "one", ""} {
+	for _, n := range []string{strconv.Itoa(len(sim.Lessons()) + 1), "-1", "one", ""} {
 		resp, body := p.post(p.path+"/lesson", url.Values{"lesson": {n}}, true)
-		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "the lessons are 1 to 6") {
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("the lessons are 1 to %d", len(sim.Lessons()))) {
 			t.Errorf("lesson form with %q: %d %s", n, resp.StatusCode, body)
 		}
 	}

@@ -204,3 +204,29 @@ func TestNotifyDirect(t *testing.T) {
 		t.Errorf("subject %q, want the lab's language (en)", mb.Emails[0].Subject)
 	}
 }
+
+// The comparison's second grid: every consumer deduplication × delivery
+// fate, two purchases of one order. Only the message id gives an email per
+// purchase under every fate; none sends one twice under a crash or a second
+// publish; the order silences the second purchase.
+func TestCompareMailGrid(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withParts())
+	got := s.must(http.StatusOK, "POST", "/api/v1/compare", "").JSON(t)
+	cells, _ := got["mail_cells"].([]any)
+	if len(cells) != 9 {
+		t.Fatalf("%d cells in the second grid, want 9: %v", len(cells), got["mail_cells"])
+	}
+	want := map[string]string{
+		"none/ok": "right", "none/crash-before-ack": "double", "none/duplicate-publish": "double",
+		"message-id/ok": "right", "message-id/crash-before-ack": "right", "message-id/duplicate-publish": "right",
+		"natural/ok": "silenced", "natural/crash-before-ack": "silenced", "natural/duplicate-publish": "silenced",
+	}
+	for _, c := range cells {
+		m := c.(map[string]any)
+		name := fmt.Sprint(m["consumer_dedup"], "/", m["delivery"])
+		if m["cause"] != want[name] {
+			t.Errorf("%s: %v emails, cause %v; want %s", name, m["emails"], m["cause"], want[name])
+		}
+	}
+}
