@@ -84,6 +84,6 @@ func handleComparePage(engine *sim.Engine) echo.HandlerFunc {
 					Emails: m.Emails, Purchases: m.Purchases, Cause: m.Cause})
 			}
 		}
-				return render(c, http.StatusOK, views.ComparePage(v))
+		return render(c, http.StatusOK, views.ComparePage(v))
 	}
 }
