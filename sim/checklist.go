@@ -15,6 +15,9 @@ type Check struct {
 //  2. Does it carry an idempotency key that the client reuses on every retry?
 //  3. Does the "already done" check rest on an atomic constraint, not a SELECT before the write?
 //  4. Does a retry with the same key get the same result as the first call?
+//
+// Under notify "queue" the third question is asked of the consumer too: does
+// its "already done" rest on an atomic constraint?
 func Checklist(s Settings) []Check {
 	retried := Check{Question: "retried", Yes: true, Why: "retried.network"}
 	if s.Retry.Mode == RetryAuto {
@@ -41,5 +44,13 @@ func Checklist(s Settings) []Check {
 		atomic.Yes, same.Yes = false, false
 		atomic.Why, same.Why = "atomic.no-key", "same.no-key"
 	}
-	return []Check{retried, key, atomic, same}
+	checks := []Check{retried, key, atomic, same}
+	if s.Notify == NotifyQueue {
+		// The third question, asked of the consumer: the broker delivers at
+		// least once.
+		consumer := Check{Question: "consumer", Why: "consumer." + string(s.ConsumerDedup)}
+		consumer.Yes = s.ConsumerDedup != DedupNone
+		checks = append(checks, consumer)
+	}
+	return checks
 }

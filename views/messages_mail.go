@@ -55,6 +55,7 @@ var mailMessages = map[string]message{
 	"compare.mail.cause.right":    {"✓ an email per purchase", "✓ по письму на покупку"},
 	"compare.mail.cause.double":   {"⚠ an email sent twice", "⚠ письмо отправлено дважды"},
 	"compare.mail.cause.silenced": {"✗ the second purchase got no email", "✗ вторая покупка без письма"},
+	"report.emails":               {"The mailbox: %s.", "Почтовый ящик: %s."},
 	"who.consumer":                {"consumer", "консьюмер"},
 	"who.mail":                    {"mail", "почта"},
 	"log.delivery.sent":           {"Delivery %d of the message for %s: sent the email, then acknowledged.", "Доставка %d сообщения о %s: письмо отправлено, затем ack."},

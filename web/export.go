@@ -131,6 +131,8 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			{"retry", fmt.Sprintf("%s, %d, %d–%d ms, %s", s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter)},
 			{"client_timeout_ms", strconv.Itoa(s.ClientTimeoutMS)}, {"server_delay_ms", strconv.Itoa(s.ServerDelayMS)},
 			{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"seed", strconv.FormatInt(s.Seed, 10)},
+			{"notify", string(s.Notify)}, {"delivery", string(s.Delivery)}, {"consumer_dedup", string(s.ConsumerDedup)},
+			{"publish_dedup", strconv.FormatBool(s.PublishDedup)}, {"ack_wait_ms", strconv.Itoa(s.AckWaitMS)},
 		} {
 			fmt.Fprintf(&b, "| `%s` | `%s` |\n", row[0], row[1])
 		}
@@ -162,6 +164,14 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			}
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))
+		if mb, err := engine.Mailbox(c.Request().Context(), h.lab, 0); err != nil {
+			return err
+		} else if mb.Count > 0 || s.Notify != sim.NotifyOff {
+			fmt.Fprintf(&b, "\n%s\n", lang.Say(views.M("report.emails", views.Count{N: mb.Count, Key: "mail.count"})))
+			for _, d := range mb.Doubled {
+				fmt.Fprintf(&b, "- `%s` %s\n", d.OrderID, lang.T("mail.alert.line", d.Emails))
+			}
+		}
 		v, err := lessonView(c.Request().Context(), engine, h.lab)
 		if err != nil {
 			return err
