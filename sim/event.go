@@ -17,6 +17,7 @@ const (
 	EventGone      EventKind = "gone"      // the lab was removed (deleted, or idle too long)
 	EventMessage   EventKind = "message"   // the consumer had a delivery of a message
 	EventEmail     EventKind = "email"     // the mailbox received an email
+	EventOrder     EventKind = "order"     // an order was set or removed
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of

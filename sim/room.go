@@ -75,8 +75,9 @@ var (
 	scenarioRoom = tableRoom{
 		purges: []string{`DELETE FROM lab_actions WHERE rowid IN (SELECT rowid FROM lab_actions WHERE lab_id = ?1 LIMIT ?2)`},
 	}
-	// mailRoom is the email and the queue: messages and their deliveries,
-	// the consumer's memory, the email outbox and the mailbox. (What the
+	// mailRoom is past the ledger: the email and the queue (messages and
+	// their deliveries, the consumer's memory, the email outbox, the
+	// mailbox) and the orders of the methods' lesson. (What the
 	// broker still holds for a reset lab is acknowledged unread: its
 	// message is gone.)
 	mailRoom = tableRoom{
@@ -87,6 +88,7 @@ var (
 			`DELETE FROM emails WHERE lab_id = ?1`,
 			`DELETE FROM email_stats WHERE lab_id = ?1`,
 			`UPDATE mail_counts SET emails = 0, doubled = 0 WHERE lab_id = ?1`,
+			`DELETE FROM orders WHERE lab_id = ?1`,
 		},
 		purges: []string{
 			`DELETE FROM message_deliveries WHERE (lab_id, message_id, n) IN (SELECT lab_id, message_id, n FROM message_deliveries WHERE lab_id = ?1 LIMIT ?2)`,
@@ -95,6 +97,7 @@ var (
 			`DELETE FROM email_outbox WHERE (lab_id, id) IN (SELECT lab_id, id FROM email_outbox WHERE lab_id = ?1 LIMIT ?2)`,
 			`DELETE FROM emails WHERE (lab_id, n) IN (SELECT lab_id, n FROM emails WHERE lab_id = ?1 LIMIT ?2)`,
 			`DELETE FROM email_stats WHERE (lab_id, order_id) IN (SELECT lab_id, order_id FROM email_stats WHERE lab_id = ?1 LIMIT ?2)`,
+			`DELETE FROM orders WHERE (lab_id, order_id) IN (SELECT lab_id, order_id FROM orders WHERE lab_id = ?1 LIMIT ?2)`,
 		},
 	}
 )

@@ -294,3 +294,14 @@ CREATE TRIGGER IF NOT EXISTS emails_count AFTER INSERT ON emails BEGIN
         doubled = doubled + (SELECT emails = 2 FROM email_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id)
     WHERE lab_id = NEW.lab_id;
 END;
+
+-- orders is the lab's order resource, for the HTTP methods' lesson: PUT
+-- sets an order (the same state however often it is sent), DELETE removes
+-- it (the answer differs the second time, the state does not).
+CREATE TABLE IF NOT EXISTS orders (
+    lab_id     TEXT NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
+    order_id   TEXT NOT NULL,
+    amount     INTEGER NOT NULL CHECK (amount > 0),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (lab_id, order_id)
+) WITHOUT ROWID;

@@ -9,6 +9,7 @@ var errorMessages = map[string]message{
 	"err.no-lab":           {"There is no lab %q.", "Лаборатории %q нет."},
 	"err.no-operation":     {"There is no operation %q in this lab.", "В этой лаборатории нет операции %q."},
 	"err.no-operation-yet": {"This lab has no operation yet.", "В этой лаборатории ещё нет ни одной операции."},
+	"err.no-order":         {"There is no order %q.", "Заказа %q нет."},
 	"err.no-comparison":    {"There is no comparison %q: comparisons are kept as long as their labs.", "Сравнения %q нет: сравнения хранятся, пока живут их лаборатории."},
 	"err.no-payment":       {"There is no payment %d in this lab.", "В этой лаборатории нет платежа №%d."},
 	"err.key-missing":      {"This endpoint requires an Idempotency-Key header under the replay protection.", "При защите replay этот эндпоинт требует заголовок Idempotency-Key."},

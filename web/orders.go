@@ -1,0 +1,67 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+)
+
+// orderBody is PUT's body: the order's new state.
+type orderBody struct {
+	Amount *int64 `json:"amount"`
+}
+
+// handlePutOrder sets an order → 201 when it was created, 200 when it was
+// there: PUT is idempotent, the state after two is the state after one.
+func handlePutOrder(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body orderBody
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		if body.Amount == nil {
+			return sim.Invalid(sim.Broke("amount", "required"))
+		}
+		o, created, err := engine.PutOrder(c.Request().Context(), labOf(c), c.Param("order"), *body.Amount)
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		return c.JSON(status, o)
+	}
+}
+
+// handleDeleteOrder removes an order → 204, or 404 when there is none: the
+// answer differs the second time, the state does not.
+func handleDeleteOrder(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := engine.DeleteOrder(c.Request().Context(), labOf(c), c.Param("order")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+// handleOrders lists the lab's orders.
+func handleOrders(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var fs []sim.FieldError
+		limit := intParam(c, "limit", 100, 1, 1000, &fs)
+		if len(fs) > 0 {
+			return sim.Invalid(fs...)
+		}
+		os, count, err := engine.Orders(c.Request().Context(), labOf(c), limit)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, struct {
+			Orders []sim.Order `json:"orders"`
+			Count  int64       `json:"count"`
+		}{os, count})
+	}
+}
