@@ -144,12 +144,10 @@ func (e *Engine) send(ctx context.Context, l *Lab, as *attemptState, timeout tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	op := as.op
-	body := Charge{OrderID: op.OrderID, Amount: op.Amount}.Body()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/labs/"+l.ID+"/charges", bytes.NewReader(body))
+	req, err := opRequest(ctx, base+"/api/v1/labs/"+l.ID, op)
 	if err != nil {
 		return 0, 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(AttemptHeader, op.ID+"/"+strconv.Itoa(as.a.N))
 	if as.a.Key != nil {
 		req.Header.Set("Idempotency-Key", *as.a.Key)
@@ -218,4 +216,33 @@ WHERE lab_id = ? AND op_id = ? AND n = ? AND version < ?`,
 		e.log.Warn("save attempt", "lab", l.ID, "op", as.op.ID, "n", snapshot.N, "err", err)
 	}
 	e.emit(Event{Lab: l.ID, Kind: EventAttempt, Operation: as.op, Attempt: &snapshot, Late: late})
+}
+
+// opRequest is the HTTP request of one attempt of op: POST the charge, or
+// PUT or DELETE the order.
+func opRequest(ctx context.Context, lab string, op *Operation) (*http.Request, error) {
+	var (
+		url  = lab + "/charges"
+		body []byte
+	)
+	switch op.Method {
+	case http.MethodPut:
+		url, body = lab+"/orders/"+op.OrderID, []byte(`{"amount":`+strconv.FormatInt(op.Amount, 10)+`}`)
+	case http.MethodDelete:
+		url = lab + "/orders/" + op.OrderID
+	default:
+		body = Charge{OrderID: op.OrderID, Amount: op.Amount}.Body()
+	}
+	method := op.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
 }

@@ -30,6 +30,30 @@ func StatusOf(o Outcome) int {
 	return http.StatusInternalServerError
 }
 
+// The orders' contract: what PUT and DELETE answer, by method.
+var orderAnswers = []struct {
+	Method  string
+	Status  int
+	Outcome Outcome
+}{
+	{http.MethodPut, http.StatusCreated, OutcomeCreated},
+	{http.MethodPut, http.StatusOK, OutcomeUpdated},
+	{http.MethodDelete, http.StatusNoContent, OutcomeDeleted},
+	{http.MethodDelete, http.StatusNotFound, OutcomeAbsent},
+}
+
+// OutcomeOfMethod tells what the server did from its answer to a request
+// of the method: the orders' contract for PUT and DELETE, the charge's
+// for POST.
+func OutcomeOfMethod(method string, status int, h http.Header) Outcome {
+	for _, a := range orderAnswers {
+		if a.Method == method && a.Status == status {
+			return a.Outcome
+		}
+	}
+	return OutcomeOf(status, h)
+}
+
 // OutcomeOf tells what the server did from its answer to a charge request.
 func OutcomeOf(status int, h http.Header) Outcome {
 	replayed := h.Get("Idempotent-Replayed") == "true"

@@ -27,6 +27,12 @@ const (
 	OutcomeRejected   Outcome = "rejected"    // 400: the request was refused
 	OutcomeFailed     Outcome = "failed"      // the server failed (5xx)
 	OutcomeUnknown    Outcome = "unknown"     // the lab restarted while the attempt was on its way
+
+	// The orders' outcomes (orders.go): PUT and DELETE.
+	OutcomeCreated Outcome = "created" // PUT: 201, the order is new
+	OutcomeUpdated Outcome = "updated" // PUT: 200, the order was there: its state is set again
+	OutcomeDeleted Outcome = "deleted" // DELETE: 204
+	OutcomeAbsent  Outcome = "absent"  // DELETE: 404, there was no order (any more)
 )
 
 // Payment is one row of a lab's ledger.

@@ -1,5 +1,7 @@
 package sim
 
+import "net/http"
+
 // Lesson is one of the article's lessons as the lab plays it: the settings
 // it starts from, the actions a learner takes, one by one, and what the
 // article says comes of them. The outcome is never computed from the lesson:
@@ -159,5 +161,24 @@ func Lessons() []Lesson {
 		Expect: Expect{Charges: 3, Total: 4500,
 			Orders: []OrderCharges{{"order-42", 1}, {"order-43", 1}, {"order-44", 1}},
 			Emails: []OrderEmails{{"order-42", 2}, {"order-43", 1}, {"order-44", 1}}},
+	}, {
+		// The methods' contract: PUT and DELETE are idempotent, POST is not.
+		// The same lost answer and retry: PUT sets the order twice to one
+		// state; DELETE removes it, then answers 404; POST charges twice.
+		N:        9,
+		Settings: DefaultSettings(),
+		Steps: []Action{
+			withMethod(charge("order-42", FateResponseLost), http.MethodPut), retry(FateOK),
+			withMethod(charge("order-42", FateResponseLost), http.MethodDelete), retry(FateOK),
+			charge("order-43", FateResponseLost), retry(FateOK),
+		},
+		Expect: Expect{Charges: 2, Total: 3000,
+			Orders:  []OrderCharges{{"order-42", 0}, {"order-43", 2}},
+			Answers: []Answer{{"order-42", OutcomeAbsent}}},
 	}}
+}
+
+func withMethod(a Action, method string) Action {
+	a.Method = method
+	return a
 }

@@ -36,6 +36,13 @@ func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
 			return fmt.Errorf("from version 1: %w", err)
 		}
 	}
+	if tables == 1 && version == 2 {
+		// Version 3's one new column of an old table; its new tables are
+		// schema.sql's.
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE operations ADD COLUMN method TEXT NOT NULL DEFAULT 'POST'`); err != nil {
+			return fmt.Errorf("from version 2: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func (n *Network) forward(req *http.Request, body []byte) (*http.Response, Deliv
 		return nil, Delivery{}, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return resp, Delivery{Status: resp.StatusCode, Outcome: OutcomeOf(resp.StatusCode, resp.Header)}, nil
+	return resp, Delivery{Status: resp.StatusCode, Outcome: OutcomeOfMethod(req.Method, resp.StatusCode, resp.Header)}, nil
 }
 
 func readBody(req *http.Request) ([]byte, error) {

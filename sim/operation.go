@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ type Operation struct {
 	Seq         int         `json:"seq"` // the operation's number in the lab, from 1
 	OrderID     string      `json:"order_id"`
 	Amount      int64       `json:"amount"`
+	Method      string      `json:"method"` // POST charges; PUT and DELETE set and remove the order
 	KeyStrategy KeyStrategy `json:"key_strategy"`
 	Key         *string     `json:"key"` // the key fixed for the operation (uuid), if any
 	CreatedAt   time.Time   `json:"created_at"`
@@ -42,7 +44,19 @@ type Attempt struct {
 type OperationRequest struct {
 	OrderID string
 	Amount  int64
-	Fate    Fate // of the first attempt; "" for the lab's network setting
+	Fate    Fate   // of the first attempt; "" for the lab's network setting
+	Method  string // POST (the default: a charge), PUT or DELETE (the order)
+}
+
+// The methods of an operation.
+var Methods = []string{http.MethodPost, http.MethodPut, http.MethodDelete}
+
+// checkMethod refuses a method an operation cannot have.
+func checkMethod(m string) error {
+	if m != "" && !slices.Contains(Methods, m) {
+		return Invalid(Broke("method", "one-of", quoted(Methods)))
+	}
+	return nil
 }
 
 // ValidFate reports whether f may be asked of the network for one attempt.
@@ -78,6 +92,13 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	if err := checkFate(r.Fate); err != nil {
 		return Operation{}, err
 	}
+	if err := checkMethod(r.Method); err != nil {
+		return Operation{}, err
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodPost
+	}
 	s := l.Settings()
 	fate := r.Fate
 	if fate == "" {
@@ -88,21 +109,25 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 		return Operation{}, err
 	}
 	defer done()
-	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
+	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, Method: method, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
 	if s.KeyStrategy == KeyUUID {
 		k := l.newUUID()
 		op.Key = &k
 	}
 	err = e.store.tx(ctx, func(tx *sql.Tx) error {
-		if err := e.record(ctx, tx, l.ID, Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}); err != nil {
+		a := Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}
+		if method != http.MethodPost {
+			a.Method = method
+		}
+		if err := e.record(ctx, tx, l.ID, a); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `UPDATE lab_counts SET op_seq = op_seq + 1 WHERE lab_id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO operations (lab_id, id, seq, order_id, amount, key_strategy, key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			l.ID, op.ID, op.Seq, op.OrderID, op.Amount, op.KeyStrategy, op.Key, op.CreatedAt.Format(time.RFC3339Nano))
+INSERT INTO operations (lab_id, id, seq, order_id, amount, method, key_strategy, key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			l.ID, op.ID, op.Seq, op.OrderID, op.Amount, op.Method, op.KeyStrategy, op.Key, op.CreatedAt.Format(time.RFC3339Nano))
 		return err
 	})
 	if err != nil {
@@ -263,14 +288,14 @@ func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, e
 		at string
 	)
 	// Two statements, not one with an OR: each is one step down an index.
-	q := `SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? AND id = ?`
+	q := `SELECT id, seq, order_id, amount, method, key_strategy, key, created_at FROM operations WHERE lab_id = ? AND id = ?`
 	args := []any{l.ID, id}
 	if id == LatestOperation {
-		q = `SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT 1`
+		q = `SELECT id, seq, order_id, amount, method, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT 1`
 		args = args[:1]
 	}
 	err := e.store.r.QueryRowContext(ctx, q, args...).
-		Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at)
+		Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.Method, &op.KeyStrategy, &op.Key, &at)
 	if errors.Is(err, sql.ErrNoRows) && id == LatestOperation {
 		return Operation{}, Errorf(ENotFound, "no-operation-yet")
 	}
@@ -291,7 +316,7 @@ func (e *Engine) Operation(ctx context.Context, l *Lab, id string) (Operation, e
 // Operations returns the lab's latest operations, newest first.
 func (e *Engine) Operations(ctx context.Context, l *Lab, limit int) ([]Operation, error) {
 	rows, err := e.store.r.QueryContext(ctx, `
-SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT ?`, l.ID, limit)
+SELECT id, seq, order_id, amount, method, key_strategy, key, created_at FROM operations WHERE lab_id = ? ORDER BY seq DESC LIMIT ?`, l.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("client: operations of %s: %w", l.ID, err)
 	}
@@ -302,7 +327,7 @@ SELECT id, seq, order_id, amount, key_strategy, key, created_at FROM operations 
 			op Operation
 			at string
 		)
-		if err := rows.Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.KeyStrategy, &op.Key, &at); err != nil {
+		if err := rows.Scan(&op.ID, &op.Seq, &op.OrderID, &op.Amount, &op.Method, &op.KeyStrategy, &op.Key, &at); err != nil {
 			return nil, err
 		}
 		op.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)

@@ -24,6 +24,7 @@ type Action struct {
 	WithKey  *bool          `json:"w,omitempty"`
 	N        int            `json:"n,omitempty"`
 	Key      *string        `json:"key,omitempty"` // direct: the Idempotency-Key sent, if any
+	Method   string         `json:"m,omitempty"`   // charge: PUT or DELETE of the order ("" for POST)
 }
 
 // Scenario is a lab's settings at its start and what was done to it since.
@@ -224,7 +225,7 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 		_, err := e.UpdateSettings(ctx, l, *a.Settings)
 		return err
 	case "charge":
-		_, err := e.StartOperation(ctx, l, OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate})
+		_, err := e.StartOperation(ctx, l, OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate, Method: a.Method})
 		return err
 	case "direct":
 		_, err := e.ChargeRequest(ctx, l, Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})

@@ -95,6 +95,7 @@ CREATE TABLE IF NOT EXISTS operations (
     seq          INTEGER NOT NULL,
     order_id     TEXT NOT NULL,
     amount       INTEGER NOT NULL,
+    method       TEXT NOT NULL DEFAULT 'POST', -- POST charges; PUT, DELETE: the order (version 3)
     key_strategy TEXT NOT NULL,
     key          TEXT,                   -- the operation's key, for strategies fixed per operation
     created_at   TEXT NOT NULL,

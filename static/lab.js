@@ -32,6 +32,12 @@
     var pub = form.elements.publish_dedup;
     if (pub) pub.checked = !!s.PublishDedup;
   }
+  // The charge form's button says what it sends: Charge, Send PUT, Send DELETE.
+  document.addEventListener("change", function (e) {
+    if (e.target.id !== "method") return;
+    var o = e.target.selectedOptions[0], b = e.target.form && e.target.form.querySelector('[data-testid="fire-charge"]');
+    if (o && b && o.dataset.button) b.textContent = o.dataset.button;
+  });
   // A field of the settings form that stands elsewhere (the dock's retry
   // policy and timings) changes the form as its own fields do.
   document.addEventListener("change", function (e) {

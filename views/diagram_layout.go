@@ -130,7 +130,11 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 		return l
 	}
 	amount := p.l.Money(d.Amount)
-	l.Before, l.After = p.around("diagram.caption", d.OrderID, amount)
+	caption := "diagram.caption"
+	if d.Method == "PUT" || d.Method == "DELETE" {
+		caption = "diagram.caption." + d.Method
+	}
+	l.Before, l.After = p.around(caption, d.OrderID, amount)
 	l.Strategy = p.word("diagram.strategy.", d.KeyStrategy)
 	l.Title = p.t("diagram.title", d.OrderID, amount)
 	desc := p.t("diagram.desc", p.count("diagram.n.attempts", l.Total), p.count("diagram.n.charges", commits))

@@ -14,17 +14,19 @@ import (
 // diagram.strategy.<strategy>) fall back to the value itself when missing.
 var diagramMessages = map[string]message{
 	// The caption and the SVG's title and description.
-	"diagram.caption.empty": {"Sequence diagram", "Диаграмма последовательности"},
-	"diagram.caption":       {"Charge %[1]s %[2]s", "Списание %[2]s за заказ %[1]s"},
-	"diagram.meta.strategy": {"key strategy:", "ключ идемпотентности:"},
-	"diagram.title":         {"Sequence diagram of the charge of %[1]s, %[2]s", "Диаграмма последовательности: списание %[2]s за заказ %[1]s"},
-	"diagram.title.empty":   {"Sequence diagram: no operation yet", "Диаграмма последовательности: операций ещё нет"},
-	"diagram.desc":          {"%[1]s across the lanes client, network, server and database; %[2]s committed.", "Дорожки: клиент, сеть, сервер и база данных. %[1]s; записано в базу: %[2]s."},
-	"diagram.desc.empty":    {"Four empty lanes: client, network, server, database.", "Четыре пустые дорожки: клиент, сеть, сервер, база данных."},
-	"diagram.desc.list":     {"The list below tells each attempt in words.", "Ниже каждая попытка описана словами."},
-	"diagram.note.last":     {"Showing the last %d of %s.", "Показаны последние %d из %s."},
-	"diagram.empty":         {"No operation yet: fire a charge.", "Операций ещё нет: сделайте списание."},
-	"diagram.legend":        {"Solid arrow: request · dashed arrow: answer · ✕: lost by the network · COMMIT: a payment written", "Сплошная стрелка — запрос · пунктирная — ответ · ✕ — потеряно сетью · COMMIT — платёж записан"},
+	"diagram.caption.empty":  {"Sequence diagram", "Диаграмма последовательности"},
+	"diagram.caption":        {"Charge %[1]s %[2]s", "Списание %[2]s за заказ %[1]s"},
+	"diagram.caption.PUT":    {"PUT order %[1]s, %[2]s", "PUT заказа %[1]s, %[2]s"},
+	"diagram.caption.DELETE": {"DELETE order %[1]s%.0[2]s", "DELETE заказа %[1]s%.0[2]s"},
+	"diagram.meta.strategy":  {"key strategy:", "ключ идемпотентности:"},
+	"diagram.title":          {"Sequence diagram of the charge of %[1]s, %[2]s", "Диаграмма последовательности: списание %[2]s за заказ %[1]s"},
+	"diagram.title.empty":    {"Sequence diagram: no operation yet", "Диаграмма последовательности: операций ещё нет"},
+	"diagram.desc":           {"%[1]s across the lanes client, network, server and database; %[2]s committed.", "Дорожки: клиент, сеть, сервер и база данных. %[1]s; записано в базу: %[2]s."},
+	"diagram.desc.empty":     {"Four empty lanes: client, network, server, database.", "Четыре пустые дорожки: клиент, сеть, сервер, база данных."},
+	"diagram.desc.list":      {"The list below tells each attempt in words.", "Ниже каждая попытка описана словами."},
+	"diagram.note.last":      {"Showing the last %d of %s.", "Показаны последние %d из %s."},
+	"diagram.empty":          {"No operation yet: fire a charge.", "Операций ещё нет: сделайте списание."},
+	"diagram.legend":         {"Solid arrow: request · dashed arrow: answer · ✕: lost by the network · COMMIT: a payment written", "Сплошная стрелка — запрос · пунктирная — ответ · ✕ — потеряно сетью · COMMIT — платёж записан"},
 
 	// Counted words.
 	"diagram.n.attempts":    {"%d attempt|%d attempts", "%d попытка|%d попытки|%d попыток"},
@@ -81,6 +83,10 @@ var diagramMessages = map[string]message{
 	"diagram.box.failed":      {"server failed", "ошибка\nсервера"},
 	"diagram.box.not-reached": {"unreachable", "недоступен"},
 	"diagram.box.pending":     {"working…", "в работе…"},
+	"diagram.box.created":     {"created", "создан"},
+	"diagram.box.updated":     {"same state\nagain", "то же\nсостояние"},
+	"diagram.box.deleted":     {"deleted", "удалён"},
+	"diagram.box.absent":      {"404\nno order", "404\nзаказа нет"},
 
 	// The text equivalent: one sentence an attempt.
 	"diagram.say.attempt":      {"Attempt %d, %s: ", "Попытка %d, %s: "},
@@ -105,6 +111,10 @@ var diagramMessages = map[string]message{
 	"diagram.did.failed":      {"failed", "ответил ошибкой"},
 	"diagram.did.not-reached": {"could not be reached", "оказался недоступен"},
 	"diagram.did.pending":     {"is still working", "ещё работает"},
+	"diagram.did.created":     {"created the order (201)", "создал заказ (201)"},
+	"diagram.did.updated":     {"set the order to the same state again (200)", "снова задал заказу то же состояние (200)"},
+	"diagram.did.deleted":     {"removed the order (204)", "удалил заказ (204)"},
+	"diagram.did.absent":      {"found no order to remove (404)", "не нашёл заказа для удаления (404)"},
 }
 
 // DiagramMessages is the diagram's catalog, key by key: the English and the

@@ -22,6 +22,10 @@ var logMessages = map[string]message{
 	"log.did.not-reached": {"never received it", "его не получил"},
 	"log.did.failed":      {"failed", "сломался"},
 	"log.did.pending":     {"has not answered yet", "ещё не ответил"},
+	"log.did.created":     {"created the order", "создал заказ"},
+	"log.did.updated":     {"set the order to the same state again", "снова задал заказу то же состояние"},
+	"log.did.deleted":     {"removed the order", "удалил заказ"},
+	"log.did.absent":      {"found no order to remove (404)", "не нашёл заказа для удаления (404)"},
 
 	"log.fate.ok":            {"ok", "без сбоев"},
 	"log.fate.request-lost":  {"request lost", "запрос потерян"},

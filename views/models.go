@@ -21,6 +21,14 @@ type LabPage struct {
 	Lesson     LessonView
 	Mailbox    MailboxView
 	Queue      []MessageView
+	Orders     []OrderRow
+}
+
+// OrderRow is one order of the lab's resource.
+type OrderRow struct {
+	OrderID   string
+	Amount    int64
+	UpdatedAt string
 }
 
 // MailboxView is what the lab's mailbox received: the newest emails, how

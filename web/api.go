@@ -255,6 +255,7 @@ func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
 			OrderID *string  `json:"order_id"`
 			Amount  *int64   `json:"amount"`
 			Fate    sim.Fate `json:"fate"`
+			Method  string   `json:"method"` // POST (default), PUT, DELETE
 		}
 		if err := decodeJSON(c, &body, false); err != nil {
 			return err
@@ -264,7 +265,7 @@ func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		l := labOf(c)
-		op, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate})
+		op, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate, Method: body.Method})
 		if err != nil {
 			return err
 		}

@@ -53,3 +53,27 @@ func TestBrowserMailAndQueue(t *testing.T) {
 		})
 	}
 }
+
+// The methods from the page: the method select sends a PUT or a DELETE of
+// the order through the same network as a charge; the button says what it
+// sends, and the Orders panel shows the resource.
+func TestBrowserMethods(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, `{"network":"ok"}`)
+	l.do(chromedp.EmulateViewport(1440, 900))
+	l.navigate(l.url + "?lang=en")
+	l.choose("method", "PUT")
+	if got := l.text("fire-charge"); got != "Send PUT" {
+		t.Errorf("with PUT chosen the button says %q, want Send PUT", got)
+	}
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.do(chromedp.Click(tid("tab-orders")))
+	l.waitJS(`document.querySelectorAll('[data-testid="order-row"]').length === 1`, "the order in the Orders panel")
+	l.shoot(screenshotDir(t), "orders-put-en-1440x900.png")
+	l.choose("method", "DELETE")
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.waitJS(`document.querySelectorAll('[data-testid="order-row"]').length === 0`, "the order gone from the Orders panel")
+	if got := l.text("total-count"); got != "0" {
+		t.Errorf("PUT and DELETE charged: total-count %q", got)
+	}
+}

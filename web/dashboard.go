@@ -65,6 +65,13 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	if p.Mailbox, p.Queue, err = mailViews(ctx, engine, l); err != nil {
 		return p, err
 	}
+	orders, _, err := engine.Orders(ctx, l, pageMail)
+	if err != nil {
+		return p, err
+	}
+	for _, o := range orders {
+		p.Orders = append(p.Orders, views.OrderRow{OrderID: o.OrderID, Amount: o.Amount, UpdatedAt: o.UpdatedAt.Local().Format("15:04:05.000")})
+	}
 	p.Log, p.Progress = hub.snapshot(l.ID)
 	return p, nil
 }
@@ -277,7 +284,8 @@ func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 			return refuse(c, views.M("notice.amount"))
 		}
 		orderID := c.FormValue("order_id")
-		if _, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: orderID, Amount: amount}); err != nil {
+		r := sim.OperationRequest{OrderID: orderID, Amount: amount, Method: c.FormValue("method")}
+		if _, err := engine.StartOperation(c.Request().Context(), l, r); err != nil {
 			var se *sim.Error
 			if errors.As(err, &se) && len(se.Fields) > 0 && se.Fields[0].Field == "order_id" {
 				return refuse(c, views.M("notice.order-id", orderID))

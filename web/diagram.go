@@ -15,6 +15,7 @@ func diagramOf(op *sim.Operation) views.Diagram {
 		OperationID: op.ID,
 		OrderID:     op.OrderID,
 		Amount:      op.Amount,
+		Method:      op.Method,
 		KeyStrategy: string(op.KeyStrategy),
 		Attempts:    make([]views.DiagramAttempt, 0, len(op.Attempts)),
 	}

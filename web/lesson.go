@@ -73,6 +73,16 @@ func totalsWords(charges, total int64) views.Msg {
 func stepWords(a sim.Action) views.Msg {
 	switch a.Kind {
 	case "charge":
+		fate := m("lesson.fate." + string(a.Fate))
+		if a.Fate == sim.FateResponseLost { // the server does what the method asks: it charges nothing
+			fate = m("lesson.fate.response-lost.order")
+		}
+		switch a.Method {
+		case http.MethodPut:
+			return m("lesson.step.put", a.OrderID, views.Amount(a.Amount), fate)
+		case http.MethodDelete:
+			return m("lesson.step.delete", a.OrderID, fate)
+		}
 		return m("lesson.step.charge", a.OrderID, views.Amount(a.Amount), m("lesson.fate."+string(a.Fate)))
 	case "retry":
 		return m("lesson.step.retry", m("lesson.fate."+string(a.Fate)))

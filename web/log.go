@@ -70,7 +70,8 @@ func keyWords(k *string) views.Msg {
 func outcomeWords(o sim.Outcome) views.Msg {
 	switch o {
 	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight,
-		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown:
+		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown,
+		sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent:
 		return m("log.did." + string(o))
 	}
 	return m("log.did.pending")

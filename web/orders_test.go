@@ -33,3 +33,38 @@ func TestOrdersMethods(t *testing.T) {
 		t.Errorf("the orders charged: %d payments", led.Count)
 	}
 }
+
+// The client retries a PUT and a DELETE through the same network fates as a
+// charge: the answer lost, then the retry. PUT leaves one order, as after
+// one PUT (201, then 200); DELETE leaves none (204 lost, then 404); no
+// charge is made. The same script with POST charges twice (lesson 1).
+func TestMethodsThroughTheNetwork(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	lab := s.newLab(`{"network":"response-lost"}`)
+	put := s.operation(lab, `{"order_id":"order-42","amount":1500,"method":"PUT"}`)
+	put = s.retry(lab, put.ID, `{"fate":"ok"}`)
+	if len(put.Attempts) != 2 || put.Attempts[0].Outcome != "created" || put.Attempts[1].Status != 200 || put.Attempts[1].Outcome != "updated" {
+		t.Errorf("PUT's attempts: %+v; want created (answer lost), then 200 updated", put.Attempts)
+	}
+	if got := s.must(http.StatusOK, "GET", lab+"/orders", "").JSON(t); got["count"] != float64(1) {
+		t.Errorf("after PUT and its retry: %v, want one order", got)
+	}
+	del := s.operation(lab, `{"order_id":"order-42","amount":1500,"method":"DELETE"}`)
+	del = s.retry(lab, del.ID, `{"fate":"ok"}`)
+	if len(del.Attempts) != 2 || del.Attempts[0].Outcome != "deleted" || del.Attempts[1].Status != 404 || del.Attempts[1].Outcome != "absent" {
+		t.Errorf("DELETE's attempts: %+v; want deleted (answer lost), then 404 absent", del.Attempts)
+	}
+	if got := s.must(http.StatusOK, "GET", lab+"/orders", "").JSON(t); got["count"] != float64(0) {
+		t.Errorf("after DELETE and its retry: %v, want no order", got)
+	}
+	if led := s.ledger(lab); led.Count != 0 {
+		t.Errorf("PUT and DELETE charged %d times", led.Count)
+	}
+	post := s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+	s.retry(lab, post.ID, `{"fate":"ok"}`)
+	if led := s.ledger(lab); led.Count != 2 {
+		t.Errorf("POST and its retry: %d charges, want 2 (lesson 1)", led.Count)
+	}
+	checkProblem(t, s.do("POST", lab+"/operations", `{"order_id":"order-42","amount":1500,"method":"PATCH"}`), http.StatusBadRequest, "/problems/validation-error", "method")
+}
