@@ -185,6 +185,26 @@ func TestLesson8DuplicatePublish(t *testing.T) {
 	}
 }
 
+// Lesson 8 against a real nats-server ($IDEMLAB_TEST_NATS; CI starts one):
+// its duplicate window drops the copy by Nats-Msg-Id.
+func TestLesson8RealNATS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		publish bool
+		emails  int64
+	}{{false, 2}, {true, 1}} {
+		t.Run(fmt.Sprint("publish_dedup=", tc.publish), func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, withRealNATS(t))
+			lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":"none","delivery":"duplicate-publish","publish_dedup":%v,"ack_wait_ms":100}`, tc.publish))
+			s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+			if mb := s.settle(lab, 100*time.Millisecond); mb.Count != tc.emails {
+				t.Errorf("%d emails, want %d", mb.Count, tc.emails)
+			}
+		})
+	}
+}
+
 // notify "direct": the handler sends the email itself, once per payment.
 func TestNotifyDirect(t *testing.T) {
 	t.Parallel()
