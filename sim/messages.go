@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -27,11 +28,24 @@ type MessageDelivery struct {
 // Messages reads the lab's newest messages, at most limit, newest first,
 // with their deliveries.
 func (e *Engine) Messages(ctx context.Context, l *Lab, limit int) ([]Message, error) {
+	return e.messages(ctx, l, "", time.Time{}, limit)
+}
+
+// MessagesOf reads the messages of an operation: those of its order written
+// since it started, oldest first, at most limit.
+func (e *Engine) MessagesOf(ctx context.Context, l *Lab, op *Operation, limit int) ([]Message, error) {
+	ms, err := e.messages(ctx, l, op.OrderID, op.CreatedAt, limit)
+	slices.Reverse(ms)
+	return ms, err
+}
+
+func (e *Engine) messages(ctx context.Context, l *Lab, orderID string, since time.Time, limit int) ([]Message, error) {
 	rows, err := e.store.r.QueryContext(ctx, `
-WITH latest AS (SELECT id, seq, order_id, published, fate, created_at FROM messages WHERE lab_id = ?1 ORDER BY seq DESC LIMIT ?2)
+WITH latest AS (SELECT id, seq, order_id, published, fate, created_at FROM messages
+                WHERE lab_id = ?1 AND (?3 = '' OR (order_id = ?3 AND created_at >= ?4)) ORDER BY seq DESC LIMIT ?2)
 SELECT m.id, m.order_id, m.published, m.fate, m.created_at, d.n, d.fate, d.outcome
 FROM latest m LEFT JOIN message_deliveries d ON d.lab_id = ?1 AND d.message_id = m.id
-ORDER BY m.seq DESC, d.n`, l.ID, limit)
+ORDER BY m.seq DESC, d.n`, l.ID, limit, orderID, since.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return nil, err
 	}

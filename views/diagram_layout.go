@@ -38,6 +38,7 @@ type sdLane struct {
 	Name, Full string
 	Class      string
 	X, W       float64
+	Y          float64 // the head's top: 6, or where the queue's part starts
 }
 
 // sdLaneKeys are the lanes, left to right.
@@ -92,6 +93,10 @@ type sdLayout struct {
 	Note         string // "Showing the last 12 of N attempts", when some are not drawn
 	Lanes        []sdLane
 	Rows         []sdRow
+	LifeEnd      float64   // where the attempts' lifelines end
+	QueueY       float64   // where the queue's part starts; 0 for none
+	QueueLanes   []sdLane  // its lanes
+	Queue        []sdGroup // its rows
 	// The caption: the words before and after the order id, which the
 	// template sets in bold, and the key strategy in words.
 	Before, After, Strategy string
@@ -123,6 +128,15 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 		}
 	}
 	l.Height = y + 12
+	l.LifeEnd = l.Height - 6
+	if len(d.Messages) > 0 && d.OperationID != "" {
+		l.QueueY = y + 8
+		l.QueueLanes = p.queueLanes(l.QueueY + 34)
+		var end float64
+		l.Queue, end = p.queue(d.Messages, l.QueueY+34+40)
+		l.LifeEnd = l.QueueY
+		l.Height = end + 12
+	}
 	if d.OperationID == "" {
 		l.Height = sdHeadRoom + 40
 		l.Title = p.t("diagram.title.empty")
@@ -143,6 +157,9 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 		desc += " " + l.Note
 	}
 	l.Desc = desc + " " + p.t("diagram.desc.list")
+	if say := p.queueSays(d.Messages); say != "" {
+		l.Desc += " " + say
+	}
 	return l
 }
 

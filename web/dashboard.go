@@ -46,6 +46,17 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	case err == nil:
 		p.Latest = op.ID
 		p.Diagram = diagramOf(&op)
+		ms, err := engine.MessagesOf(ctx, l, &op, 4)
+		if err != nil {
+			return p, err
+		}
+		for _, m := range ms {
+			dm := views.DiagramMessage{Published: m.Published}
+			for _, d := range m.Deliveries {
+				dm.Deliveries = append(dm.Deliveries, views.DiagramMessageDelivery{N: d.N, Outcome: d.Outcome})
+			}
+			p.Diagram.Messages = append(p.Diagram.Messages, dm)
+		}
 	case sim.ErrorCode(err) == sim.ENotFound:
 		p.Diagram = diagramOf(nil)
 	default:

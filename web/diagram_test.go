@@ -518,8 +518,8 @@ func dgDynamicKeys() map[string][]string {
 	for _, s := range sim.KeyStrategies {
 		strategies = append(strategies, string(s))
 	}
-	lanes := []string{"client", "network", "server", "database"}
-	for _, l := range lanes[:4] {
+	lanes := []string{"client", "network", "server", "database", "broker", "consumer", "mail"}
+	for _, l := range lanes[:7] {
 		lanes = append(lanes, l+".full")
 	}
 	return map[string][]string{
@@ -580,7 +580,7 @@ func TestDiagramCatalog(t *testing.T) {
 	used := map[string]bool{}
 	dynamic := dgDynamicKeys()
 	literal := regexp.MustCompile(`"(diagram\.[a-z0-9.-]*)"`)
-	for _, file := range []string{"../views/diagram.templ", "../views/diagram_layout.go", "../views/messages_diagram.go"} {
+	for _, file := range []string{"../views/diagram.templ", "../views/diagram_layout.go", "../views/diagram_queue.go", "../views/messages_diagram.go"} {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
