@@ -7,7 +7,8 @@
     protection: "Protection", key_strategy: "KeyStrategy", network: "Network",
     max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
     client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS",
-    notify: "Notify", delivery: "Delivery", consumer_dedup: "ConsumerDedup", ack_wait_ms: "AckWaitMS"
+    notify: "Notify", delivery: "Delivery", consumer_dedup: "ConsumerDedup", ack_wait_ms: "AckWaitMS",
+    language: "Language"
   };
   // A change made here wins over news from the stream until the server has
   // it: an event about an older change must not undo a newer one (the form

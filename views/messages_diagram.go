@@ -52,7 +52,7 @@ var diagramMessages = map[string]message{
 	"diagram.queue.says":         {"After the commit, the message through the broker: %s.", "После COMMIT сообщение через брокер: %s."},
 	"diagram.queue.publish":      {"publish", "публикация"},
 	"diagram.queue.again":        {"publish again", "ещё раз"},
-	"diagram.queue.unpublished":  {"in the outbox, not yet published", "в outbox, ещё не опубликовано"},
+	"diagram.queue.unpublished":  {"in the outbox, not yet published", "в исходящих, ещё не опубликовано"},
 	"diagram.queue.delivery":     {"delivery %d", "доставка %d"},
 	"diagram.queue.skipped":      {"done before\n→ skip", "уже сделано\n→ пропуск"},
 	"diagram.queue.email":        {"✉ email", "✉ письмо"},

@@ -22,6 +22,9 @@ var mailMessages = map[string]message{
 	"opt.dedup.natural":              {"the order — one email per order", "по заказу — одно письмо на заказ"},
 	"settings.dedup.trade":           {"What each trades away: none sends an email per delivery, and the broker delivers at least once; the message id holds only if a retry of the producer keeps the id; the order also silences a second, real purchase of the same order.", "Чем платит каждый: «нет» — письмо на каждую доставку, а брокер доставляет хотя бы раз; id сообщения спасает, только если повтор продюсера сохраняет id; заказ глушит и вторую, настоящую покупку того же заказа."},
 	"settings.publish-dedup":         {"The broker drops a repeated Nats-Msg-Id", "Брокер отбрасывает повтор Nats-Msg-Id"},
+	"settings.language":              {"The emails' language", "Язык писем"},
+	"opt.language.ru":                {"Russian", "русский"},
+	"opt.language.en":                {"English", "английский"},
 	"settings.ack-wait":              {"Ack wait, ms", "Ожидание ack, мс"},
 
 	// the panels

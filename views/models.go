@@ -85,6 +85,7 @@ type SettingsView struct {
 	Notify, Delivery, ConsumerDedup  string
 	PublishDedup                     bool
 	AckWaitMS                        int
+	Language                         string // of the lab's emails
 }
 
 // LedgerView is the payments table and what is said about it.

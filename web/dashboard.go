@@ -132,7 +132,7 @@ func settingsView(s sim.Settings) views.SettingsView {
 		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
 		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS,
 		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
-		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS,
+		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS, Language: s.Language,
 	}
 }
 
@@ -393,6 +393,7 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 		p.PublishDedup = &on
 	}
 	p.AckWaitMS = num("ack_wait_ms")
+	p.Language = str("language")
 	if len(fs) > 0 {
 		return p, sim.Invalid(fs...)
 	}
