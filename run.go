@@ -32,6 +32,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	maxInFlight := fs.Int("max-inflight", sim.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
 	maxStreams := fs.Int("max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
 	natsURL := fs.String("nats", envOr(getenv, "IDEMLAB_NATS", ""), "an external NATS server for the queue (nats://host:4222); default: one embedded, its store beside the database (env IDEMLAB_NATS)")
+	redisURL := fs.String("redis", envOr(getenv, "IDEMLAB_REDIS", ""), "a real Redis for protection set-nx (redis://host:6379/0); default: one embedded in the process (env IDEMLAB_REDIS)")
 	smtpAddr := fs.String("smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
 	debugAddr := fs.String("debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -59,6 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight,
 		Queue: true, NATS: *natsURL, QueueDir: queueDir,
 		Mailbox: true, SMTP: *smtpAddr, Email: views.Email,
+		KV: true, Redis: *redisURL,
 		Fault: getenv("IDEMLAB_FAULT")})
 	if err != nil {
 		return err

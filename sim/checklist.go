@@ -35,7 +35,7 @@ func Checklist(s Settings) []Check {
 	atomic := Check{Question: "atomic", Why: "atomic." + string(s.Protection)}
 	same := Check{Question: "same-answer", Why: "same." + string(s.Protection)}
 	switch s.Protection {
-	case ProtectUnique, ProtectOnConflict:
+	case ProtectUnique, ProtectOnConflict, ProtectSetNX:
 		atomic.Yes = true
 	case ProtectReplay:
 		atomic.Yes, same.Yes = true, true

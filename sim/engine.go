@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"idemlab/sim/broker"
+	"idemlab/sim/keys"
 	"idemlab/sim/mail"
 )
 
@@ -53,6 +54,11 @@ type Config struct {
 	// records each email as it sends it. With neither, no email is sent.
 	Mailbox bool
 	SMTP    string
+	// KV runs the key-value store of protection "set-nx": a server of the
+	// Redis protocol embedded in the process, or the Redis at Redis
+	// (redis://host:6379/0). Without it "set-nx" is refused (503).
+	KV    bool
+	Redis string
 	// Email is the words of the "order placed" email in a language (ru or
 	// en): its subject and body. The words live in views.
 	Email func(lang, orderID string, amount int64) (subject, body string)
@@ -102,6 +108,7 @@ type Engine struct {
 	flaters sync.Pool // *flate.Writer, for scenario codes
 
 	broker       *broker.Broker // the queue's, when Config.Queue
+	kv           *keys.Store    // set-nx's, when Config.KV
 	mailbox      *mail.Server   // the lab's own, when Config.Mailbox
 	mailAddr     string         // where emails go: the mailbox's or Config.SMTP
 	mailExternal bool           // Config.SMTP: no mailbox of ours hears them
@@ -174,6 +181,13 @@ func (e *Engine) startParts(ctx context.Context) error {
 	if e.mailAddr != "" {
 		e.spawn(e.mailer)
 	}
+	if e.cfg.KV || e.cfg.Redis != "" {
+		kv, err := keys.Start(ctx, keys.Config{URL: e.cfg.Redis, Logger: e.log})
+		if err != nil {
+			return err
+		}
+		e.kv = kv
+	}
 	if e.cfg.Queue || e.cfg.NATS != "" {
 		b, err := broker.Start(ctx, broker.Config{URL: e.cfg.NATS, StoreDir: e.cfg.QueueDir, Logger: e.log})
 		if err != nil {
@@ -203,6 +217,9 @@ func (e *Engine) Close() {
 	}
 	if e.mailbox != nil {
 		e.mailbox.Close()
+	}
+	if e.kv != nil {
+		e.kv.Close()
 	}
 }
 

@@ -228,6 +228,7 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 	}
 	l.reseed(next.settings.Seed)
 	e.answers.forget(l.ID)
+	e.forgetKeys(ctx, l.ID)
 	e.emit(Event{Lab: l.ID, Kind: EventReset})
 	return nil
 }

@@ -254,6 +254,7 @@ func (e *Engine) remove(ctx context.Context, id string) error {
 	e.labs.mu.Unlock()
 	e.answers.forget(id)
 	e.forgetConsumer(ctx, id)
+	e.forgetKeys(ctx, id)
 	e.emit(Event{Lab: id, Kind: EventGone})
 	// The rows go even if the caller hangs up: a half-removed lab is
 	// finished at the next start otherwise.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"idemlab/sim/keys"
 )
 
 // Outcome is what the server did with one request.
@@ -108,6 +110,8 @@ func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeRes
 		res, err = e.chargeOnConflict(ctx, l, c, s)
 	case ProtectReplay:
 		res, err = e.chargeReplay(ctx, l, c, s)
+	case ProtectSetNX:
+		res, err = e.chargeSetNX(ctx, l, c, s)
 	default:
 		err = fmt.Errorf("ledger: unknown protection %q", s.Protection)
 	}
@@ -465,4 +469,25 @@ WHERE lab_id = ? AND charges > 1 ORDER BY first_n LIMIT ?`, l.ID, most)
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// chargeSetNX takes the key in the key-value store with one atomic command,
+// SET idem:{lab}:{key} <fingerprint> NX PX <key_ttl_s>, then inserts the
+// payment in the ledger: two stores, two steps. A key already there is a
+// duplicate; no key guards nothing.
+func (e *Engine) chargeSetNX(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	if c.Key != nil {
+		if e.kv == nil {
+			return ChargeResult{}, Busy("kv", 10*time.Second, "kv-down")
+		}
+		taken, err := e.kv.SetNX(ctx, keys.Key(l.ID, *c.Key), c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second)
+		if err != nil {
+			e.log.Warn("set-nx", "lab", l.ID, "err", err)
+			return ChargeResult{}, Busy("kv", 5*time.Second, "kv-down")
+		}
+		if !taken {
+			return duplicate(c), nil
+		}
+	}
+	return e.chargeInsert(ctx, l, c, s, false)
 }

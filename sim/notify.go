@@ -314,3 +314,14 @@ func (e *Engine) work1(ctx context.Context, l *Lab, s Settings, m message, bm *b
 	})
 	return d, err
 }
+
+// forgetKeys deletes the lab's keys from the key-value store (its reset,
+// its removal). A store that does not answer keeps them until they expire.
+func (e *Engine) forgetKeys(ctx context.Context, lab string) {
+	if e.kv == nil {
+		return
+	}
+	if err := e.kv.Forget(ctx, lab); err != nil {
+		e.log.Warn("set-nx: forget the keys", "lab", lab, "err", err)
+	}
+}

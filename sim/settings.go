@@ -18,10 +18,11 @@ const (
 	ProtectUnique          Protection = "unique"
 	ProtectOnConflict      Protection = "on-conflict"
 	ProtectReplay          Protection = "replay"
+	ProtectSetNX           Protection = "set-nx" // SET idem:{lab}:{key} NX PX in Redis, then the INSERT
 )
 
 // Protections lists every protection in teaching order.
-var Protections = []Protection{ProtectNone, ProtectCheckThenInsert, ProtectUnique, ProtectOnConflict, ProtectReplay}
+var Protections = []Protection{ProtectNone, ProtectCheckThenInsert, ProtectUnique, ProtectOnConflict, ProtectReplay, ProtectSetNX}
 
 // KeyStrategy is where the simulated client takes its idempotency key from.
 type KeyStrategy string

@@ -24,6 +24,8 @@ var checklistMessages = map[string]message{
 	"check.why.atomic.check-then-insert": {"A SELECT, then an INSERT: two concurrent retries both pass the check.", "Сначала SELECT, потом INSERT: два одновременных повтора оба пройдут проверку."},
 	"check.why.atomic.unique":            {"UNIQUE on the key: the database lets one row through, whatever the timing.", "UNIQUE на ключе: база пропустит одну строку при любом раскладе по времени."},
 	"check.why.atomic.on-conflict":       {"INSERT … ON CONFLICT DO NOTHING: the database skips the duplicate.", "INSERT … ON CONFLICT DO NOTHING: база сама пропускает дубликат."},
+	"check.why.atomic.set-nx":            {"The guard is one atomic SET … NX in Redis — but in another store than the payment: a crash between the two leaves the key and no charge.", "Защита — один атомарный SET … NX в Redis, но в другом хранилище, чем платёж: падение между ними оставит ключ без списания."},
+	"check.why.same.set-nx":              {"A retry gets 200 “duplicate”: safe, but not the first answer.", "Повтор получает 200 «дубликат»: безопасно, но это не первый ответ."},
 	"check.why.atomic.replay":            {"The idempotency record is claimed by one atomic INSERT … ON CONFLICT.", "Запись идемпотентности захватывается одним атомарным INSERT … ON CONFLICT."},
 	"check.why.atomic.no-key":            {"The guard needs a key, and the client sends none it reuses.", "Защите нужен ключ, а клиент не отправляет постоянного ключа."},
 	"check.why.same.none":                {"A retry charges again and gets a new 201.", "Повтор списывает снова и получает новый 201."},

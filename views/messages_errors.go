@@ -17,6 +17,7 @@ var errorMessages = map[string]message{
 	"err.in-flight":        {"The first request with key %q is still being processed.", "Первый запрос с ключом %q ещё выполняется."},
 	"err.claim-lost":       {"The claim on key %q expired and another request took it over.", "Захват ключа %q истёк, и его перехватил другой запрос."},
 	"err.demo-delete":      {"The shared lab %q cannot be deleted; reset it instead.", "Общую лабораторию %q удалить нельзя; её можно сбросить."},
+	"err.kv-down":          {"The key-value store (Redis) of protection set-nx does not answer: nothing was charged. Try again when it is back.", "Хранилище ключей (Redis) защиты set-nx не отвечает: ничего не списано. Повторите, когда оно вернётся."},
 	"err.max-labs":         {"The server holds as many labs as it may (%d); a lab unused for %d h is removed.", "На сервере уже столько лабораторий, сколько он может держать (%d); лаборатория, которой не пользуются %d ч, удаляется."},
 	"err.max-inflight":     {"The server has as many simulated requests in flight as it may (%d); try again in a moment.", "У сервера уже столько имитируемых запросов в пути, сколько он допускает (%d); повторите через мгновение."},
 	"err.max-inflight-lab": {"This lab has as many simulated requests in flight as one lab may (%d); try again in a moment.", "У этой лаборатории уже столько имитируемых запросов в пути, сколько допускается одной лаборатории (%d); повторите через мгновение."},

@@ -103,7 +103,7 @@ var pageMessages = map[string]message{
 
 	// side by side
 	"compare.title":          {"Side by side: every key source × every protection", "Рядом: каждый источник ключа × каждая защита"},
-	"compare.script":         {"One script, run in 25 fresh labs: charge order-42 %[1]s, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, %[2]s.", "Один сценарий в 25 новых лабораториях: списать %[1]s за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на %[2]s."},
+	"compare.script":         {"One script, run in 30 fresh labs: charge order-42 %[1]s, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, %[2]s.", "Один сценарий в 30 новых лабораториях: списать %[1]s за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на %[2]s."},
 	"compare.caption":        {"Charges and total in each lab; open a cell to see its lab.", "Списания и сумма в каждой лаборатории; ячейка открывает свою лабораторию."},
 	"compare.key-protection": {"key ↓ / protection →", "ключ ↓ / защита →"},
 	"compare.cause.double":   {"⚠ double charge", "⚠ двойное списание"},
@@ -114,7 +114,7 @@ var pageMessages = map[string]message{
 	"compare.cause.right":    {"✓ as it should", "✓ как должно быть"},
 	"compare.address":        {"This comparison's address, to reload or share (it runs nothing again):", "Адрес этого сравнения — обновите или поделитесь, заново ничего не запустится:"},
 	"compare.button":         {"Compare side by side", "Сравнить рядом"},
-	"compare.busy":           {"Comparing: 25 + 9 labs…", "Сравниваю: 25 + 9 лабораторий…"},
+	"compare.busy":           {"Comparing: 30 + 9 labs…", "Сравниваю: 30 + 9 лабораторий…"},
 
 	// scenarios
 	"scenario.link":     {"Link to this scenario", "Ссылка на этот сценарий"},
@@ -148,6 +148,7 @@ var pageMessages = map[string]message{
 	"opt.protection.unique":            {"unique — UNIQUE constraint", "unique — ограничение UNIQUE"},
 	"opt.protection.on-conflict":       {"on-conflict — INSERT … ON CONFLICT DO NOTHING", "on-conflict — INSERT … ON CONFLICT DO NOTHING"},
 	"opt.protection.replay":            {"replay — store and replay the first answer", "replay — повтор первого ответа"},
+	"opt.protection.set-nx":            {"set-nx — Redis SET NX, then INSERT", "set-nx — Redis SET NX, затем INSERT"},
 	"opt.key.none":                     {"none — no key", "нет — без ключа"},
 	"opt.key.uuid":                     {"uuid — one per operation", "uuid — один на операцию"},
 	"opt.key.uuid-per-request":         {"uuid-per-request — new for every request", "uuid на запрос — новый при каждом запросе"},

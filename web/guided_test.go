@@ -270,7 +270,7 @@ var russianNames = func() map[string]bool {
 	for _, w := range strings.Fields(`Idempotency Lab English COMMIT INSERT SELECT UNIQUE ON CONFLICT DO NOTHING SQL
 		UUID uuid SHA JSON CSV Markdown HTTP ok none check then insert unique on conflict replay per request natural hash
 		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF API RFC
-		SMTP ack id Nats Msg Id JetStream PRIMARY KEY POST PUT DELETE`) {
+		SMTP ack id Nats Msg Id JetStream PRIMARY KEY POST PUT DELETE Redis`) {
 		m[strings.ToLower(w)] = true
 	}
 	return m

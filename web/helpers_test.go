@@ -111,9 +111,24 @@ func withLimits(cfg sim.Config, w web.Options) func(*serverOpts) {
 // nats-server for it).
 func withParts() func(*serverOpts) {
 	return func(o *serverOpts) {
-		o.cfg.Queue, o.cfg.Mailbox = true, true
+		o.cfg.Queue, o.cfg.Mailbox, o.cfg.KV = true, true, true
 		o.cfg.NATS = os.Getenv("IDEMLAB_TEST_NATS")
+		o.cfg.Redis = os.Getenv("IDEMLAB_TEST_REDIS")
 	}
+}
+
+// withRealRedis runs the lab against the real redis-server at
+// $IDEMLAB_TEST_REDIS; without it the test skips, or fails under CI=true.
+func withRealRedis(tb testing.TB) func(*serverOpts) {
+	tb.Helper()
+	url := os.Getenv("IDEMLAB_TEST_REDIS")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("IDEMLAB_TEST_REDIS is not set: CI must start a redis-server for this test (.ci/run)")
+		}
+		tb.Skip("no real redis-server: set IDEMLAB_TEST_REDIS=redis://127.0.0.1:PORT/0 to run this test against one")
+	}
+	return func(o *serverOpts) { o.cfg.KV, o.cfg.Redis = true, url }
 }
 
 // withRealNATS runs the lab against the real nats-server at

@@ -614,15 +614,15 @@ func TestBusyNoticeForThePage(t *testing.T) {
 	}
 }
 
-// The 25 labs a comparison makes idle out like any other: comparing no
+// The labs a comparison makes idle out like any other: comparing no
 // longer adds labs for good.
 func TestCompareLabsIdleOut(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	s := startServer(t, withClock(clock.Now), withLimits(sim.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
 	n0 := s.Engine.LabCount()
 	s.must(http.StatusOK, "POST", "/api/v1/compare", "")
-	if got := s.Engine.LabCount(); got != n0+25 {
-		t.Fatalf("labs %d → %d after a comparison, want 25 more", n0, got)
+	if want := int64(len(sim.Protections) * len(sim.KeyStrategies)); s.Engine.LabCount() != n0+want {
+		t.Fatalf("labs %d → %d after a comparison, want %d more", n0, s.Engine.LabCount(), want)
 	}
 	clock.Advance(2 * time.Hour)
 	if err := s.Engine.Sweep(context.Background()); err != nil {

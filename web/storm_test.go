@@ -56,8 +56,8 @@ func TestDuplicateStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("storm skipped in -short mode")
 	}
-	s := startServer(t)
-	for _, protection := range []string{"unique", "on-conflict", "replay"} {
+	s := startServer(t, withParts())
+	for _, protection := range []string{"unique", "on-conflict", "replay", "set-nx"} {
 		t.Run(protection, func(t *testing.T) {
 			lab := s.newLab(fmt.Sprintf(`{"protection":%q}`, protection))
 			statuses := storm(t, s, lab, 500, "storm-key-1")
