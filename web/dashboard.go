@@ -218,6 +218,7 @@ func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
 			return err
 		}
 	}
+	c.Response().After(func() { hub.refresh(l.ID) })
 	return c.HTMLBlob(http.StatusOK, buf.Bytes())
 }
 

@@ -152,6 +152,26 @@ func (h *Hub) notify(ev sim.Event) {
 	go h.render(ev.Lab)
 }
 
+// refresh renders the lab again for its open pages, without an event: after
+// an htmx action has sent its own answer, whose regions were read before
+// what the action set going (an email, a redelivery) had finished, so that
+// every page ends on the lab's latest state, never on that answer's.
+func (h *Hub) refresh(lab string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.labs[lab]
+	if !ok || len(f.streams) == 0 {
+		return
+	}
+	if f.rendering {
+		f.again = true
+		return
+	}
+	f.rendering = true
+	h.wg.Add(1)
+	go h.render(lab)
+}
+
 func retryProgress(r *sim.RetryWait) views.Msg {
 	switch {
 	case r == nil:
