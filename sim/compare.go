@@ -97,20 +97,26 @@ func (e *Engine) compare(ctx context.Context, script Script) ([]CompareCell, err
 			cells = append(cells, CompareCell{Protection: p, KeyStrategy: k, Purchases: script.Purchases})
 		}
 	}
+	return cells, eachAtOnce(len(cells), func(i int) error { return e.compareCell(ctx, script, &cells[i]) })
+}
+
+// eachAtOnce runs f for 0…n-1, compareAtOnce at a time, and joins their
+// errors: the labs of a comparison run side by side, a few at a time.
+func eachAtOnce(n int, f func(i int) error) error {
 	var (
 		wg    sync.WaitGroup
-		errs  = make([]error, len(cells))
+		errs  = make([]error, n)
 		slots = make(chan struct{}, compareAtOnce)
 	)
-	for i := range cells {
+	for i := range n {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			errs[i] = e.compareCell(ctx, script, &cells[i])
+			errs[i] = f(i)
 		})
 	}
 	wg.Wait()
-	return cells, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 func (e *Engine) compareCell(ctx context.Context, script Script, c *CompareCell) error {

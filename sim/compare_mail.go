@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -46,20 +45,7 @@ func (e *Engine) compareMail(ctx context.Context) ([]MailCell, error) {
 			cells = append(cells, MailCell{Dedup: d, Delivery: f, Purchases: mailScript.Purchases})
 		}
 	}
-	var (
-		wg    sync.WaitGroup
-		errs  = make([]error, len(cells))
-		slots = make(chan struct{}, compareAtOnce)
-	)
-	for i := range cells {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = e.compareMailCell(ctx, &cells[i])
-		})
-	}
-	wg.Wait()
-	return cells, errors.Join(errs...)
+	return cells, eachAtOnce(len(cells), func(i int) error { return e.compareMailCell(ctx, &cells[i]) })
 }
 
 // compareAckWait is the broker's ack wait in the second grid's labs: short,

@@ -142,12 +142,12 @@ func (e *Engine) afterCharge(ctx context.Context, l *Lab, p *Payment) {
 	if l.Settings().Notify != NotifyDirect {
 		return
 	}
-	var id string
-	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM email_outbox WHERE lab_id = ? AND payment_n = ? AND message_id IS NULL`, l.ID, p.ID).Scan(&id)
+	em := outboxEmail{lab: l.ID, orderID: p.OrderID, amount: p.Amount}
+	err := e.store.r.QueryRowContext(ctx, `SELECT id FROM email_outbox WHERE lab_id = ? AND payment_n = ? AND message_id IS NULL`, l.ID, p.ID).Scan(&em.id)
 	if err != nil {
 		return // no email of the handler's own
 	}
-	if err := e.sendClaimed(ctx, l.ID, id); err != nil {
+	if err := e.sendClaimed(ctx, em); err != nil {
 		e.log.Warn("notify: send", "lab", l.ID, "err", err) // the outbox keeps it for later
 	}
 }

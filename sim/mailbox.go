@@ -30,16 +30,21 @@ type Email struct {
 	ReceivedAt time.Time `json:"received_at"`
 }
 
+// outboxEmail is an email of the outbox, as its sender needs it.
+type outboxEmail struct {
+	lab, id, orderID string
+	amount           int64
+	message          sql.NullString // the broker message behind it, if any
+}
+
 // queueEmail writes an email to send into the outbox, in tx, for the
-// payment and the broker message ("" for none) behind it; it returns its id.
-func (e *Engine) queueEmail(ctx context.Context, tx *sql.Tx, lab, orderID string, amount, payment int64, messageID string) (string, error) {
-	id := "mail-" + NewLabID()
-	var msg any
-	if messageID != "" {
-		msg = messageID
-	}
-	_, err := in(ctx, tx, e.store.q.insertEmail).ExecContext(ctx, lab, id, orderID, amount, payment, msg, e.now().UnixMilli(), e.stamp())
-	return id, err
+// payment and the broker message ("" for none) behind it, claimed by its
+// writer, who sends it once tx commits.
+func (e *Engine) queueEmail(ctx context.Context, tx *sql.Tx, lab, orderID string, amount, payment int64, messageID string) (outboxEmail, error) {
+	em := outboxEmail{lab: lab, id: "mail-" + NewLabID(), orderID: orderID, amount: amount,
+		message: sql.NullString{String: messageID, Valid: messageID != ""}}
+	_, err := in(ctx, tx, e.store.q.insertEmail).ExecContext(ctx, lab, em.id, orderID, amount, payment, em.message, e.now().UnixMilli(), e.stamp())
+	return em, err
 }
 
 // claimTime is how long a sender holds an email of the outbox before
@@ -51,42 +56,29 @@ const claimTime = 30 * time.Second
 // both.
 func (e *Engine) sendEmail(ctx context.Context, lab, id string) error {
 	now := e.now().UnixMilli()
-	var claimed bool
+	em := outboxEmail{lab: lab, id: id}
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE email_outbox SET claimed_at = ?1 WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4`,
-			now, lab, id, now-claimTime.Milliseconds())
-		if err != nil {
-			return err
-		}
-		n, _ := res.RowsAffected()
-		claimed = n == 1
-		return nil
+		return tx.QueryRowContext(ctx, `UPDATE email_outbox SET claimed_at = ?1
+WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_id, amount, message_id`,
+			now, lab, id, now-claimTime.Milliseconds()).Scan(&em.orderID, &em.amount, &em.message)
 	})
-	if err != nil || !claimed {
-		return err // sent, or being sent
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // sent, or being sent
 	}
-	return e.sendClaimed(ctx, lab, id)
+	if err != nil {
+		return err
+	}
+	return e.sendClaimed(ctx, em)
 }
 
 // sendClaimed sends an email of the outbox that the caller holds (it wrote
 // it, or claimed it) over SMTP. The lab's own mailbox marks it sent as it
 // receives it; an external server's acceptance marks it here.
-func (e *Engine) sendClaimed(ctx context.Context, lab, id string) error {
+func (e *Engine) sendClaimed(ctx context.Context, em outboxEmail) error {
 	if e.mailAddr == "" {
 		return nil
 	}
-	var (
-		orderID string
-		amount  int64
-		msgID   sql.NullString
-	)
-	err := e.store.q.outboxRow.QueryRowContext(ctx, lab, id).Scan(&orderID, &amount, &msgID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+	lab, id, orderID, msgID := em.lab, em.id, em.orderID, em.message
 	l, err := e.Lab(ctx, lab)
 	if err != nil {
 		return err
@@ -94,7 +86,7 @@ func (e *Engine) sendClaimed(ctx context.Context, lab, id string) error {
 	lang := l.Settings().Language
 	subject, body := lang, ""
 	if e.cfg.Email != nil {
-		subject, body = e.cfg.Email(lang, orderID, amount)
+		subject, body = e.cfg.Email(lang, orderID, em.amount)
 	}
 	headers := map[string]string{"X-Idemlab-Lab": lab, "X-Idemlab-Order": orderID}
 	if msgID.Valid {

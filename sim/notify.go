@@ -258,9 +258,9 @@ func (e *Engine) deliver(ctx context.Context, bm *broker.Msg) {
 		return // no ack: the broker tries again
 	}
 	e.fault(FaultConsumerOutbox)
-	if d.email != "" {
-		if err := e.sendClaimed(ctx, l.ID, d.email); err != nil {
-			e.log.Warn("consumer: send", "lab", l.ID, "email", d.email, "err", err) // the outbox keeps it: the mailer sends it later
+	if d.email.id != "" {
+		if err := e.sendClaimed(ctx, d.email); err != nil {
+			e.log.Warn("consumer: send", "lab", l.ID, "email", d.email.id, "err", err) // the outbox keeps it: the mailer sends it later
 		}
 	}
 	e.emit(Event{Lab: m.Lab, Kind: EventMessage, OrderID: m.OrderID, Delivery: &DeliveryEvent{N: d.n, Outcome: d.outcome}})
@@ -272,9 +272,9 @@ func (e *Engine) deliver(ctx context.Context, bm *broker.Msg) {
 
 // consumed is what the consumer made of one delivery.
 type consumed struct {
-	n       int    // the delivery's number over every copy of the message
-	outcome string // DeliverySent, DeliverySkipped, DeliveryCrashed
-	email   string // the email to send, claimed for this consumer; "" for none
+	n       int         // the delivery's number over every copy of the message
+	outcome string      // DeliverySent, DeliverySkipped, DeliveryCrashed
+	email   outboxEmail // the email to send, claimed for this consumer; its id "" for none
 }
 
 // work1 is the consumer's work for one delivery, in one transaction: the

@@ -80,8 +80,7 @@ SELECT ?1, ?2, COALESCE(MAX(n), 0) + 1, ?3, ?4, ?5, ?6, ?7 FROM message_deliveri
 RETURNING n`
 	sqlReceive = `INSERT INTO emails (lab_id, n, email_id, to_addr, subject, order_id, message_id, received_at)
 SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM emails WHERE lab_id = ?1`
-	sqlMarkSent  = `UPDATE email_outbox SET sent = 1 WHERE lab_id = ? AND id = ?`
-	sqlOutboxRow = `SELECT order_id, amount, message_id FROM email_outbox WHERE lab_id = ? AND id = ? AND sent = 0`
+	sqlMarkSent = `UPDATE email_outbox SET sent = 1 WHERE lab_id = ? AND id = ?`
 )
 
 // queries are the prepared statements: those on the writer are used inside
@@ -96,7 +95,6 @@ type queries struct {
 	insertMessage, markPublished     *sql.Stmt // writer: the queue
 	processed, insertEmail, delivery *sql.Stmt // writer: the consumer
 	receive, markSent                *sql.Stmt // writer: the mailbox
-	outboxRow                        *sql.Stmt // reader: an email to send
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -124,7 +122,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.q.delivery, s.w, sqlDelivery},
 		{&s.q.receive, s.w, sqlReceive},
 		{&s.q.markSent, s.w, sqlMarkSent},
-		{&s.q.outboxRow, s.r, sqlOutboxRow},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.sql)
 		if err != nil {

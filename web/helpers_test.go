@@ -121,27 +121,29 @@ func withParts() func(*serverOpts) {
 // $IDEMLAB_TEST_REDIS; without it the test skips, or fails under CI=true.
 func withRealRedis(tb testing.TB) func(*serverOpts) {
 	tb.Helper()
-	url := os.Getenv("IDEMLAB_TEST_REDIS")
+	url := realServer(tb, "IDEMLAB_TEST_REDIS", "redis-server", "redis://127.0.0.1:PORT/0")
+	return func(o *serverOpts) { o.cfg.KV, o.cfg.Redis = true, url }
+}
+
+// realServer is the address of the real server that $env names; without
+// it the test skips, or fails under CI=true (.ci/run starts one).
+func realServer(tb testing.TB, env, name, example string) string {
+	tb.Helper()
+	url := os.Getenv(env)
 	if url == "" {
 		if os.Getenv("CI") == "true" {
-			tb.Fatal("IDEMLAB_TEST_REDIS is not set: CI must start a redis-server for this test (.ci/run)")
+			tb.Fatalf("%s is not set: CI must start a %s for this test (.ci/run)", env, name)
 		}
-		tb.Skip("no real redis-server: set IDEMLAB_TEST_REDIS=redis://127.0.0.1:PORT/0 to run this test against one")
+		tb.Skipf("no real %s: set %s=%s to run this test against one", name, env, example)
 	}
-	return func(o *serverOpts) { o.cfg.KV, o.cfg.Redis = true, url }
+	return url
 }
 
 // withRealNATS runs the lab against the real nats-server at
 // $IDEMLAB_TEST_NATS; without it the test skips, or fails under CI=true.
 func withRealNATS(tb testing.TB) func(*serverOpts) {
 	tb.Helper()
-	url := os.Getenv("IDEMLAB_TEST_NATS")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("IDEMLAB_TEST_NATS is not set: CI must start a nats-server for this test (.ci/run)")
-		}
-		tb.Skip("no real nats-server: set IDEMLAB_TEST_NATS=nats://127.0.0.1:PORT to run this test against one")
-	}
+	url := realServer(tb, "IDEMLAB_TEST_NATS", "nats-server", "nats://127.0.0.1:PORT")
 	return func(o *serverOpts) {
 		o.cfg.Queue, o.cfg.Mailbox, o.cfg.NATS = true, true, url
 	}

@@ -140,6 +140,12 @@ func (h *Hub) notify(ev sim.Event) {
 			s.put(nil, msg)
 		}
 	}
+	h.startRender(f, ev.Lab)
+}
+
+// startRender starts the lab's render for its open pages, or asks the
+// running one to go again; h.mu is held.
+func (h *Hub) startRender(f *labFeed, lab string) {
 	if len(f.streams) == 0 {
 		return // no page to update: a page opened later renders itself
 	}
@@ -149,7 +155,7 @@ func (h *Hub) notify(ev sim.Event) {
 	}
 	f.rendering = true
 	h.wg.Add(1)
-	go h.render(ev.Lab)
+	go h.render(lab)
 }
 
 // refresh renders the lab again for its open pages, without an event: after
@@ -159,17 +165,9 @@ func (h *Hub) notify(ev sim.Event) {
 func (h *Hub) refresh(lab string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f, ok := h.labs[lab]
-	if !ok || len(f.streams) == 0 {
-		return
+	if f, ok := h.labs[lab]; ok {
+		h.startRender(f, lab)
 	}
-	if f.rendering {
-		f.again = true
-		return
-	}
-	f.rendering = true
-	h.wg.Add(1)
-	go h.render(lab)
 }
 
 func retryProgress(r *sim.RetryWait) views.Msg {

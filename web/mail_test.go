@@ -171,12 +171,7 @@ func TestLesson8DuplicatePublish(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, trial), func(t *testing.T) {
 				t.Parallel()
 				s := startServer(t, withParts())
-				lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":%q,"delivery":"duplicate-publish","publish_dedup":%v,"ack_wait_ms":100}`, tc.dedup, tc.publish))
-				s.operation(lab, `{"order_id":"order-42","amount":1500}`)
-				mb := s.settle(lab, 100*time.Millisecond)
-				if mb.Count != tc.emails {
-					t.Errorf("%d emails, want %d: %+v", mb.Count, tc.emails, mb)
-				}
+				lab := lesson8(t, s, tc.publish, tc.dedup, tc.emails)
 				if q := s.queue(lab); len(q.Messages) != 1 || q.Messages[0].Published != 2 {
 					t.Errorf("messages %+v: want one, published twice", q)
 				}
@@ -195,14 +190,21 @@ func TestLesson8RealNATS(t *testing.T) {
 	}{{false, 2}, {true, 1}} {
 		t.Run(fmt.Sprint("publish_dedup=", tc.publish), func(t *testing.T) {
 			t.Parallel()
-			s := startServer(t, withRealNATS(t))
-			lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":"none","delivery":"duplicate-publish","publish_dedup":%v,"ack_wait_ms":100}`, tc.publish))
-			s.operation(lab, `{"order_id":"order-42","amount":1500}`)
-			if mb := s.settle(lab, 100*time.Millisecond); mb.Count != tc.emails {
-				t.Errorf("%d emails, want %d", mb.Count, tc.emails)
-			}
+			lesson8(t, startServer(t, withRealNATS(t)), tc.publish, "none", tc.emails)
 		})
 	}
+}
+
+// lesson8 charges once under duplicate-publish with the broker's and the
+// consumer's dedup as given, checks the mailbox's count and returns the lab.
+func lesson8(t *testing.T, s *testServer, publish bool, dedup string, emails int64) string {
+	t.Helper()
+	lab := s.newLab(fmt.Sprintf(`{"notify":"queue","consumer_dedup":%q,"delivery":"duplicate-publish","publish_dedup":%v,"ack_wait_ms":100}`, dedup, publish))
+	s.operation(lab, `{"order_id":"order-42","amount":1500}`)
+	if mb := s.settle(lab, 100*time.Millisecond); mb.Count != emails {
+		t.Errorf("%d emails, want %d: %+v", mb.Count, emails, mb)
+	}
+	return lab
 }
 
 // notify "direct": the handler sends the email itself, once per payment.
