@@ -18,6 +18,7 @@ const (
 	EKeyReused  Code = "key-reused"  // the key was first used with a different request
 	EInFlight   Code = "in-flight"   // the key's first request is still being processed
 	EForbidden  Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
+	ECrashed    Code = "crashed"     // the server died in the middle (server_fault): no answer at all
 	EBusy       Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
 	EInternal   Code = "internal"    // anything else: never shown to users in detail
 )

@@ -18,6 +18,7 @@ const (
 	EventMessage   EventKind = "message"   // the consumer had a delivery of a message
 	EventEmail     EventKind = "email"     // the mailbox received an email
 	EventOrder     EventKind = "order"     // an order was set or removed
+	EventClock     EventKind = "clock"     // the lab's clock was moved forward
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of

@@ -50,6 +50,7 @@ type labState struct {
 	kind     string
 	settings Settings
 	lesson   LessonState
+	clock    time.Duration // how far the lab's clock runs ahead of the engine's, for expiry
 }
 
 func newLab(id string, st labState, perLab int64) *Lab {
@@ -61,6 +62,10 @@ func newLab(id string, st labState, perLab int64) *Lab {
 
 // Settings returns the lab's current settings.
 func (l *Lab) Settings() Settings { return l.state.Load().settings }
+
+// Clock is how far the lab's clock runs ahead of the engine's: expiry (of
+// idempotency records and of the key-value store's keys) goes by the lab's.
+func (l *Lab) Clock() time.Duration { return l.state.Load().clock }
 
 // Lesson returns where the lab is in its lesson.
 func (l *Lab) Lesson() LessonState { return l.state.Load().lesson }
@@ -112,13 +117,15 @@ type queryRower interface {
 // loadState reads a lab's settings and lesson; ENotFound when it is gone.
 func loadState(ctx context.Context, q queryRower, id string) (labState, error) {
 	var (
-		st  labState
-		raw string
+		st    labState
+		raw   string
+		clock int64
 	)
 	err := q.QueryRowContext(ctx, `
-SELECT l.settings, l.rev, l.kind, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
+SELECT l.settings, l.rev, l.kind, l.clock_ms, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
 FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).
-		Scan(&raw, &st.rev, &st.kind, &st.lesson.N, &st.lesson.Ready, &st.lesson.Next)
+		Scan(&raw, &st.rev, &st.kind, &clock, &st.lesson.N, &st.lesson.Ready, &st.lesson.Next)
+	st.clock = time.Duration(clock) * time.Millisecond
 	if errors.Is(err, sql.ErrNoRows) {
 		return labState{}, noLab(id)
 	}
@@ -216,6 +223,9 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 			if err := r.Reset(ctx, tx, l.ID); err != nil {
 				return err
 			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE labs SET clock_ms = 0 WHERE id = ?`, l.ID); err != nil {
+			return err
 		}
 		base := cur.settings // a scenario starts again here
 		return e.record(ctx, tx, l.ID, Action{Kind: "base", Base: &base})

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"idemlab/sim/keys"
 )
 
 // Outcome is what the server did with one request.
@@ -29,6 +27,7 @@ const (
 	OutcomeRejected   Outcome = "rejected"    // 400: the request was refused
 	OutcomeFailed     Outcome = "failed"      // the server failed (5xx)
 	OutcomeUnknown    Outcome = "unknown"     // the lab restarted while the attempt was on its way
+	OutcomeDropped    Outcome = "dropped"     // the server took the request and died: the connection dropped, no answer
 
 	// The orders' outcomes (orders.go): PUT and DELETE.
 	OutcomeCreated Outcome = "created" // PUT: 201, the order is new
@@ -123,6 +122,8 @@ func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeRes
 		ev.Outcome = OutcomeMismatch
 	case EKeyMissing, EInvalid:
 		ev.Outcome = OutcomeRejected
+	case ECrashed:
+		ev.Outcome = OutcomeDropped
 	default:
 		if err != nil {
 			ev.Outcome = OutcomeFailed
@@ -219,14 +220,16 @@ func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings,
 	}
 	var p *Payment
 	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
-		p, err = e.insertPayment(ctx, tx, l, c, dedup, false)
-		return err
+		if p, err = e.insertPayment(ctx, tx, l, c, dedup, false); err != nil {
+			return err
+		}
+		return s.crashBeforeCommit()
 	})
 	if unique && isUniqueViolation(err) {
 		return duplicate(c), nil
 	}
 	if err != nil {
-		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+		return ChargeResult{}, charging(c, err)
 	}
 	return e.charged(l, p), nil
 }
@@ -249,11 +252,13 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 	e.work(s)
 	var p *Payment
 	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
-		p, err = e.insertPayment(ctx, tx, l, c, nil, false)
-		return err
+		if p, err = e.insertPayment(ctx, tx, l, c, nil, false); err != nil {
+			return err
+		}
+		return s.crashBeforeCommit()
 	})
 	if err != nil {
-		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+		return ChargeResult{}, charging(c, err)
 	}
 	return e.charged(l, p), nil
 }
@@ -264,14 +269,16 @@ func (e *Engine) chargeOnConflict(ctx context.Context, l *Lab, c Charge, s Setti
 	e.work(s)
 	var p *Payment
 	err := e.store.tx(ctx, func(tx *sql.Tx) (err error) {
-		p, err = e.insertPayment(ctx, tx, l, c, c.Key, true)
-		return err
+		if p, err = e.insertPayment(ctx, tx, l, c, c.Key, true); err != nil {
+			return err
+		}
+		return s.crashBeforeCommit()
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return duplicate(c), nil
 	}
 	if err != nil {
-		return ChargeResult{}, fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
+		return ChargeResult{}, charging(c, err)
 	}
 	return e.charged(l, p), nil
 }
@@ -287,7 +294,7 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 	}
 	fp := c.Fingerprint()
 	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
-	claim := e.newClaim(l.ID, ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second)
+	claim := e.newClaim(l.ID, ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second, l.Clock())
 	done, err := claim.lookup(fp)
 	if err != nil {
 		return ChargeResult{}, err
@@ -303,6 +310,12 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 	}
 	switch {
 	case done:
+	case s.ServerFault == FaultCrashAfterGuard:
+		// The claim commits on its own, in flight, and the server dies
+		// before the work: the record stays claimed until its lock times out.
+		if err = e.store.tx(ctx, func(tx *sql.Tx) error { return claim.take(ctx, tx, fp, lock) }); err == nil && claim.Replay == nil {
+			err = errCrashed
+		}
 	case s.ServerDelayMS == 0:
 		// The payment first, then the claim with its answer in the same
 		// statement: a new key (the usual case) costs one statement less.
@@ -341,6 +354,28 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 		return ChargeResult{Outcome: OutcomeReplayed, Status: r.Status, Body: r.Body, Location: r.Location, Replayed: true}, nil
 	}
 	return res, nil
+}
+
+// errCrashed is the server dying in the middle of a charge (server_fault
+// crash-after-guard): whatever its transaction wrote rolls back, and the
+// web layer drops the connection without an answer.
+var errCrashed = &Error{Code: ECrashed, Key: "crashed"}
+
+// crashBeforeCommit is the fault point between a charge's guard and its
+// commit: under crash-after-guard the transaction fails there and rolls back.
+func (s Settings) crashBeforeCommit() error {
+	if s.ServerFault == FaultCrashAfterGuard {
+		return errCrashed
+	}
+	return nil
+}
+
+// charging wraps a charge's failure; the server's own crash passes as it is.
+func charging(c Charge, err error) error {
+	if ErrorCode(err) == ECrashed {
+		return err
+	}
+	return fmt.Errorf("ledger: charge %s: %w", c.OrderID, err)
 }
 
 // Totals are a lab's counts, kept in the transaction of every change: what
@@ -480,7 +515,7 @@ func (e *Engine) chargeSetNX(ctx context.Context, l *Lab, c Charge, s Settings) 
 		if e.kv == nil {
 			return ChargeResult{}, Busy("kv", 10*time.Second, "kv-down")
 		}
-		taken, err := e.kv.SetNX(ctx, keys.Key(l.ID, *c.Key), c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second)
+		taken, err := e.kv.SetNX(ctx, l.ID, *c.Key, c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second, e.now())
 		if err != nil {
 			e.log.Warn("set-nx", "lab", l.ID, "err", err)
 			return ChargeResult{}, Busy("kv", 5*time.Second, "kv-down")

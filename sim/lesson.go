@@ -142,7 +142,7 @@ func patchTo(s Settings) SettingsPatch {
 		Retry: &RetryPatch{Mode: &s.Retry.Mode, MaxAttempts: &s.Retry.MaxAttempts, BaseMS: &s.Retry.BaseMS,
 			CapMS: &s.Retry.CapMS, Jitter: &s.Retry.Jitter},
 		ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS,
-		KeyTTLS: &s.KeyTTLS, LockTimeoutMS: &s.LockTimeoutMS,
+		KeyTTLS: &s.KeyTTLS, LockTimeoutMS: &s.LockTimeoutMS, ServerFault: &s.ServerFault,
 		Notify: &s.Notify, Delivery: &s.Delivery, ConsumerDedup: &s.ConsumerDedup, PublishDedup: &s.PublishDedup,
 		AckWaitMS: &s.AckWaitMS,
 	}

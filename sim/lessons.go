@@ -59,6 +59,7 @@ func Lessons() []Lesson {
 	unique, replay := ProtectUnique, ProtectReplay
 	hash, uuid := KeyHash, KeyUUID
 	byMessage, yes, no := DedupMessageID, true, false
+	crash, noFault := FaultCrashAfterGuard, FaultNone
 	return []Lesson{{
 		// The article's first listing: no key, no guard; the answer is lost.
 		N: 1,
@@ -175,6 +176,44 @@ func Lessons() []Lesson {
 		Expect: Expect{Charges: 2, Total: 3000,
 			Orders:  []OrderCharges{{"order-42", 0}, {"order-43", 2}},
 			Answers: []Answer{{"order-42", OutcomeAbsent}}},
+	}, {
+		// The key lives in Redis: SET NX PX takes it atomically, as UNIQUE
+		// does, and the retry is a duplicate.
+		N: 10,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Protection, s.KeyStrategy = ProtectSetNX, KeyUUID
+		}),
+		Steps: []Action{charge("order-42", FateResponseLost), retry(FateOK)},
+		Expect: Expect{Charges: 1, Total: 1500, Orders: []OrderCharges{{"order-42", 1}},
+			Answers: []Answer{{"order-42", OutcomeDuplicate}}},
+	}, {
+		// The key's TTL runs out before the retry comes: the retry is new.
+		N: 11,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Protection, s.KeyStrategy, s.KeyTTLS = ProtectSetNX, KeyUUID, 60
+		}),
+		Steps: []Action{charge("order-42", FateResponseLost), {Kind: "clock", N: 120}, retry(FateOK)},
+		Expect: Expect{Charges: 2, Total: 3000, Orders: []OrderCharges{{"order-42", 2}},
+			Answers: []Answer{{"order-42", OutcomeCharged}}},
+	}, {
+		// The guard in one store, the charge in another: the server takes
+		// the key and dies before the payment commits. The key stays, so the
+		// retry is told "duplicate" and nobody paid. Under replay the guard
+		// and the payment share the database: the claim waits out its lock
+		// (the clock moves past it), and the retry charges once.
+		N: 12,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Protection, s.KeyStrategy, s.ServerFault = ProtectSetNX, KeyUUID, FaultCrashAfterGuard
+		}),
+		Steps: []Action{
+			charge("order-42", FateOK), switchTo(SettingsPatch{ServerFault: &noFault}), retry(FateOK),
+			switchTo(SettingsPatch{Protection: &replay, ServerFault: &crash}),
+			charge("order-43", FateOK), switchTo(SettingsPatch{ServerFault: &noFault}), retry(FateOK),
+			{Kind: "clock", N: 11}, retry(FateOK),
+		},
+		Expect: Expect{Charges: 1, Total: 1500,
+			Orders:  []OrderCharges{{"order-42", 0}, {"order-43", 1}},
+			Answers: []Answer{{"order-42", OutcomeDuplicate}, {"order-43", OutcomeCharged}}},
 	}}
 }
 

@@ -8,13 +8,14 @@ import (
 )
 
 // schemaVersion is the version schema.sql describes (PRAGMA user_version).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrate brings the database to schemaVersion in one transaction: a new
 // file gets schema.sql; a file of version 1 (the first release: no foreign
 // keys, no counts) has its tables rebuilt with everything in them kept; a
 // file of version 2 gains the tables of version 3 (the email, the queue),
-// which schema.sql creates where they are missing.
+// which schema.sql creates where they are missing; one of version 2 or 3,
+// the columns of version 4 (the lab's clock, the lost charges).
 func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
 	var version, tables int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
@@ -41,6 +42,18 @@ func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
 		// schema.sql's.
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE operations ADD COLUMN method TEXT NOT NULL DEFAULT 'POST'`); err != nil {
 			return fmt.Errorf("from version 2: %w", err)
+		}
+	}
+	if tables == 1 && version >= 2 && version < 4 {
+		// Version 4's new columns: the lab's clock and the orders told
+		// "already done". (Version 1 gets them from schema.sql.)
+		for _, s := range []string{
+			`ALTER TABLE labs ADD COLUMN clock_ms INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE order_stats ADD COLUMN told_done INTEGER NOT NULL DEFAULT 0`,
+		} {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("to version 4: %w", err)
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {

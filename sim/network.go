@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +59,7 @@ var (
 	ErrRequestLost  = errors.New("network: connection reset before the request reached the server")
 	ErrResponseLost = errors.New("network: connection reset while waiting for the answer")
 	ErrTooSlow      = errors.New("network: no answer before the client's timeout")
+	ErrDropped      = errors.New("network: the server closed the connection without an answer")
 )
 
 // RoundTrip plays the network's fate on req.
@@ -126,7 +129,7 @@ func (n *Network) deliver(req *http.Request, body []byte, copy int) <-chan deliv
 	spawn(func() {
 		resp, d, err := n.forward(r, body)
 		d.Copy = copy
-		if err != nil {
+		if err != nil && d.Outcome == "" {
 			d.Outcome, d.Error = OutcomeNotReached, err.Error()
 		}
 		if n.Observe != nil {
@@ -140,11 +143,22 @@ func (n *Network) deliver(req *http.Request, body []byte, copy int) <-chan deliv
 // forward sends req to the server and reads the whole answer, so the network
 // knows what the server did before deciding what the client gets.
 func (n *Network) forward(req *http.Request, body []byte) (*http.Response, Delivery, error) {
-	r := req.Clone(req.Context())
+	// Whether the whole request went out: an error after that is the server
+	// dropping the connection with the request in its hands.
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}
+	r := req.Clone(httptrace.WithClientTrace(req.Context(), trace))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
+	// Without GetBody the transport never sends the request again by itself:
+	// it would, for one with an Idempotency-Key on a reused connection, and
+	// retrying is the simulated client's business alone.
+	r.GetBody = nil
 	resp, err := n.Next.RoundTrip(r)
 	if err != nil {
+		if wrote.Load() && req.Context().Err() == nil {
+			return nil, Delivery{Outcome: OutcomeDropped, Error: err.Error()}, ErrDropped
+		}
 		return nil, Delivery{}, err
 	}
 	b, err := io.ReadAll(resp.Body)

@@ -29,6 +29,7 @@ type Claim struct {
 	e                      *Engine
 	lab, scope, key, token string
 	ttl                    time.Duration
+	skew                   time.Duration // the lab's clock ahead of the engine's (Lab.Clock)
 	fingerprint            string
 	Replay                 *Stored
 
@@ -40,7 +41,7 @@ type Claim struct {
 // with another request, EInFlight (with RetryAfter) while the first request
 // runs, or the stored answer to replay (Claim.Replay).
 func (e *Engine) Claim(ctx context.Context, lab, scope, key, fingerprint string, ttl, lock time.Duration) (*Claim, error) {
-	c := e.newClaim(lab, scope, key, ttl)
+	c := e.newClaim(lab, scope, key, ttl, 0)
 	if done, err := c.lookup(fingerprint); done || err != nil {
 		return c, err
 	}
@@ -52,9 +53,12 @@ func (e *Engine) Claim(ctx context.Context, lab, scope, key, fingerprint string,
 	return c, nil
 }
 
-func (e *Engine) newClaim(lab, scope, key string, ttl time.Duration) *Claim {
-	return &Claim{e: e, lab: lab, scope: scope, key: key, token: newToken(), ttl: ttl}
+func (e *Engine) newClaim(lab, scope, key string, ttl, skew time.Duration) *Claim {
+	return &Claim{e: e, lab: lab, scope: scope, key: key, token: newToken(), ttl: ttl, skew: skew}
 }
+
+// now is the time on the lab's clock, by which the record expires.
+func (c *Claim) now() time.Time { return c.e.now().Add(c.skew) }
 
 func (c *Claim) wrap(err error) error {
 	if ErrorCode(err) != EInternal {
@@ -68,7 +72,7 @@ func (c *Claim) wrap(err error) error {
 // a mismatch) needs neither the writer nor the database. A record not
 // remembered is found by take, in the writer's transaction.
 func (c *Claim) lookup(fingerprint string) (done bool, err error) {
-	ans, ok := c.e.answers.get(c.recordKey(), c.e.now().UnixMilli())
+	ans, ok := c.e.answers.get(c.recordKey(), c.now().UnixMilli())
 	if !ok {
 		return false, nil
 	}
@@ -90,7 +94,7 @@ func (c *Claim) remember() {
 // UPDATE that succeeds only when the key is new, expired, or left in flight
 // past its lock (a crashed request). When it does not, the record says why.
 func (c *Claim) take(ctx context.Context, tx *sql.Tx, fingerprint string, lock time.Duration) error {
-	now := c.e.now()
+	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
 	var token string
 	err := in(ctx, tx, c.e.store.q.claim).QueryRowContext(ctx,
@@ -121,7 +125,7 @@ var errTaken = errors.New("idempotency: the key is taken")
 // there is no moment in which anyone could see the claim in flight. When
 // another does, it fails with errTaken, and the transaction must roll back.
 func (c *Claim) takeDone(ctx context.Context, tx *sql.Tx, fingerprint string, lock time.Duration, st Stored) error {
-	now := c.e.now()
+	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
 	var token string
 	err := in(ctx, tx, c.e.store.q.claimDone).QueryRowContext(ctx,
@@ -162,7 +166,7 @@ func (c *Claim) settle(r record, fingerprint string) error {
 	case r.fingerprint != fingerprint:
 		return Errorf(EKeyReused, "key-reused", clip(c.key))
 	case r.state == "in-flight":
-		wait := time.UnixMilli(r.lockedUntil).Sub(c.e.now())
+		wait := time.UnixMilli(r.lockedUntil).Sub(c.now())
 		return &Error{Code: EInFlight, Key: "in-flight", Args: []any{clip(c.key)}, RetryAfter: wait}
 	}
 	st := r.stored
@@ -175,7 +179,7 @@ func (c *Claim) settle(r record, fingerprint string) error {
 // went stale and another request took the key over, it fails with EInFlight
 // and the transaction must roll back.
 func (c *Claim) complete(ctx context.Context, tx *sql.Tx, st Stored) error {
-	now := c.e.now()
+	now := c.now()
 	res, err := in(ctx, tx, c.e.store.q.complete).ExecContext(ctx,
 		st.Status, st.Location, st.ContentType, st.Body, now.Add(c.ttl).UnixMilli(), c.lab, c.scope, c.key, c.token)
 	if err != nil {

@@ -10,11 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Action is one thing done to a lab that a scenario replays.
 type Action struct {
-	Kind     string         `json:"k"` // base, settings, charge, retry, race, direct
+	Kind     string         `json:"k"` // base, settings, charge, retry, race, direct, clock (N: seconds)
 	Base     *Settings      `json:"b,omitempty"`
 	Settings *SettingsPatch `json:"s,omitempty"`
 	OrderID  string         `json:"o,omitempty"`
@@ -226,6 +227,9 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 		return err
 	case "charge":
 		_, err := e.StartOperation(ctx, l, OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate, Method: a.Method})
+		return err
+	case "clock":
+		_, err := e.AdvanceClock(ctx, l, time.Duration(a.N)*time.Second)
 		return err
 	case "direct":
 		_, err := e.ChargeRequest(ctx, l, Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})

@@ -1,4 +1,4 @@
--- The lab's database, version 3. Applied to a new database as it is; an
+-- The lab's database, version 4. Applied to a new database as it is; an
 -- older file is brought here by migrate.go. Every statement is idempotent.
 --
 -- Every row belongs to a lab: the child tables reference labs(id) with ON
@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS labs (
     kind        TEXT NOT NULL DEFAULT 'private'  -- demo, private, compare; building (a scenario link, not yet whole); doomed (being removed)
                 CHECK (kind IN ('demo', 'private', 'compare', 'building', 'doomed')),
     touched_at  INTEGER NOT NULL DEFAULT 0,      -- unix ms of the last use: a lab idle long enough is removed
-    rev         INTEGER NOT NULL DEFAULT 0       -- bumped by every change of settings or lesson
+    rev         INTEGER NOT NULL DEFAULT 0,      -- bumped by every change of settings or lesson
+    clock_ms    INTEGER NOT NULL DEFAULT 0       -- how far the lab's clock runs ahead, for expiry (version 4)
 );
 CREATE INDEX IF NOT EXISTS labs_idle ON labs (touched_at) WHERE kind <> 'demo';
 
@@ -64,9 +65,12 @@ CREATE TABLE IF NOT EXISTS order_stats (
     total        INTEGER NOT NULL DEFAULT 0,
     first_n      INTEGER,                        -- the order's first payment
     first_amount INTEGER,
+    told_done    INTEGER NOT NULL DEFAULT 0,     -- attempts answered "already done" (duplicate, replayed) (version 4)
     PRIMARY KEY (lab_id, order_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS order_stats_doubled ON order_stats (lab_id, first_n) WHERE charges > 1;
+-- A lost charge: an order its customer was told was paid, with no payment.
+CREATE INDEX IF NOT EXISTS order_stats_lost ON order_stats (lab_id, order_id) WHERE told_done > 0 AND charges = 0;
 
 -- idempotency_records backs the "replay" protection (IETF Idempotency-Key
 -- draft, Stripe): one row per (lab, scope, key), claimed atomically.
@@ -87,6 +91,7 @@ CREATE TABLE IF NOT EXISTS idempotency_records (
     PRIMARY KEY (lab_id, scope, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_records_expiry ON idempotency_records (expires_at);
+CREATE INDEX IF NOT EXISTS idempotency_records_lab_age ON idempotency_records (lab_id, scope, created_at); -- the keys panel, newest first (version 4)
 
 -- operations and attempts are the lab's history: what the simulated client did.
 CREATE TABLE IF NOT EXISTS operations (
@@ -176,6 +181,15 @@ CREATE TRIGGER IF NOT EXISTS operations_count AFTER INSERT ON operations BEGIN
         overcharged = overcharged + (SELECT (charges > 1 AND charges > purchases) - (charges > 1 AND charges > purchases - 1)
                                      FROM order_stats WHERE lab_id = NEW.lab_id AND order_id = NEW.order_id)
     WHERE lab_id = NEW.lab_id;
+END;
+
+-- An attempt whose outcome becomes "already done" counts against its order
+-- (version 4): the lost-charge alert reads the orders told so and never
+-- charged through the partial index above, never the history.
+CREATE TRIGGER IF NOT EXISTS attempts_told_done AFTER UPDATE OF outcome ON attempts
+WHEN NEW.outcome IN ('duplicate', 'replayed') AND OLD.outcome NOT IN ('duplicate', 'replayed') BEGIN
+    UPDATE order_stats SET told_done = told_done + 1
+    WHERE lab_id = NEW.lab_id AND order_id = (SELECT order_id FROM operations WHERE lab_id = NEW.lab_id AND id = NEW.op_id);
 END;
 
 -- comparisons are the side-by-side runs, kept so that their page has an

@@ -112,6 +112,18 @@ const (
 // ConsumerDedups lists every way of deduplicating.
 var ConsumerDedups = []ConsumerDedup{DedupNone, DedupMessageID, DedupNatural}
 
+// ServerFault is what happens to the server in the middle of a charge.
+type ServerFault string
+
+// The server faults.
+const (
+	FaultNone            ServerFault = "none"
+	FaultCrashAfterGuard ServerFault = "crash-after-guard" // the guard is taken, then the server dies before the payment commits
+)
+
+// ServerFaults lists every server fault.
+var ServerFaults = []ServerFault{FaultNone, FaultCrashAfterGuard}
+
 // Retry modes.
 const (
 	RetryManual = "manual"
@@ -140,6 +152,7 @@ type Settings struct {
 	KeyTTLS         int         `json:"key_ttl_s"`
 	LockTimeoutMS   int         `json:"lock_timeout_ms"`
 	Seed            int64       `json:"seed"`
+	ServerFault     ServerFault `json:"server_fault"`
 
 	// Past the ledger: the email, the broker, the consumer.
 	Notify        Notify        `json:"notify"`
@@ -164,6 +177,7 @@ func DefaultSettings() Settings {
 		KeyTTLS:         24 * 60 * 60,
 		LockTimeoutMS:   10000,
 		Seed:            42,
+		ServerFault:     FaultNone,
 		Notify:          NotifyOff,
 		Delivery:        DeliveryOK,
 		ConsumerDedup:   DedupNone,
@@ -189,6 +203,7 @@ type SettingsPatch struct {
 	KeyTTLS         *int           `json:"key_ttl_s"`
 	LockTimeoutMS   *int           `json:"lock_timeout_ms"`
 	Seed            *int64         `json:"seed"`
+	ServerFault     *ServerFault   `json:"server_fault"`
 	Notify          *Notify        `json:"notify"`
 	Delivery        *MessageFate   `json:"delivery"`
 	ConsumerDedup   *ConsumerDedup `json:"consumer_dedup"`
@@ -240,6 +255,7 @@ func (s Settings) Apply(p SettingsPatch) (Settings, error) {
 	set(&s.KeyTTLS, p.KeyTTLS)
 	set(&s.LockTimeoutMS, p.LockTimeoutMS)
 	set(&s.Seed, p.Seed)
+	set(&s.ServerFault, p.ServerFault)
 	set(&s.Notify, p.Notify)
 	set(&s.Delivery, p.Delivery)
 	set(&s.ConsumerDedup, p.ConsumerDedup)
@@ -287,6 +303,7 @@ func (s Settings) Validate() error {
 	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
 	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
 	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
+	oneOf("server_fault", string(s.ServerFault), Names(ServerFaults))
 	oneOf("notify", string(s.Notify), Names(Notifies))
 	oneOf("delivery", string(s.Delivery), Names(MessageFates))
 	oneOf("consumer_dedup", string(s.ConsumerDedup), Names(ConsumerDedups))

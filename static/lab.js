@@ -8,7 +8,7 @@
     max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
     client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS",
     notify: "Notify", delivery: "Delivery", consumer_dedup: "ConsumerDedup", ack_wait_ms: "AckWaitMS",
-    language: "Language"
+    language: "Language", server_fault: "ServerFault", key_ttl_s: "KeyTTLS", lock_timeout_ms: "LockTimeoutMS"
   };
   // A change made here wins over news from the stream until the server has
   // it: an event about an older change must not undo a newer one (the form
@@ -285,7 +285,29 @@
       b.removeEventListener("click", stop);
     });
   });
-  function ready() { showPlayer(); setupDock(); showStep(); }
+  // The keys' time left counts down between renders: each cell holds the
+  // milliseconds left when it was drawn, and is said again in the units of
+  // the page's language (the table's data-units), as the server says it.
+  function left(ms, u) {
+    var s = Math.max(0, Math.ceil(ms / 1000)), d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
+    if (d > 0) return d + " " + u[0] + " " + h + " " + u[1];
+    if (h > 0) return h + " " + u[1] + " " + m + " " + u[2];
+    if (m > 0) return m + " " + u[2] + " " + (s % 60) + " " + u[3];
+    return s + " " + u[3];
+  }
+  function countDown() {
+    var now = Date.now();
+    document.querySelectorAll("[data-ttl-ms]").forEach(function (td) {
+      var table = td.closest("table");
+      var u = ((table && table.dataset.units) || "d h min s").split(" ");
+      if (!td.dataset.drawn) td.dataset.drawn = String(now);
+      var ms = Number(td.dataset.ttlMs) - (now - Number(td.dataset.drawn));
+      var text = ms > 0 ? left(ms, u) : (table && table.dataset.expired) || left(0, u);
+      if (td.textContent !== text) td.textContent = text;
+    });
+  }
+  setInterval(countDown, 500);
+  function ready() { showPlayer(); setupDock(); showStep(); countDown(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready); else ready();
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }

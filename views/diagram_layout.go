@@ -282,7 +282,7 @@ func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 	top := y
 
 	// Each copy: what the server did, then its answer on the way back.
-	late := a.Fate == "slow" || (a.Status == 0 && a.Error != "" && a.Fate != "response-lost")
+	late := a.Fate == "slow" || (a.Status == 0 && a.Error != "" && a.Fate != "response-lost" && !dropped(copies))
 	for i, c := range copies {
 		y += 16
 		lines := p.serverDid(c.Outcome)
@@ -307,6 +307,13 @@ func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 		y += h
 		if c.Outcome == "pending" || c.Outcome == "not-reached" {
 			continue // no answer yet, or none at all
+		}
+		if c.Outcome == "dropped" { // the server died with it: no answer comes back
+			if i == 0 && a.Status == 0 {
+				add(p.clientNote(y + 30))
+				y += 30
+			}
+			continue
 		}
 		y += 34
 		status := p.statusLabel(c.Status)
@@ -347,6 +354,12 @@ func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 	busy := sdGroup{Class: "sd-busy", Shapes: []sdShape{rect(sdServer-5, top-2, 10, y-top+4, "sd-activation")}}
 	r.Groups = slices.Insert(r.Groups, 0, busy)
 	return r, y + 24
+}
+
+// dropped reports whether the server died with the request: the client's
+// missing answer is its doing, not a timeout's.
+func dropped(copies []DiagramDelivery) bool {
+	return len(copies) > 0 && copies[0].Outcome == "dropped"
 }
 
 // lostMark is the network's ✕ at (x, y) and its words: right of it for a

@@ -101,6 +101,7 @@ var diagramMessages = map[string]message{
 	"diagram.box.created":     {"created", "создан"},
 	"diagram.box.updated":     {"same state\nagain", "то же\nсостояние"},
 	"diagram.box.deleted":     {"deleted", "удалён"},
+	"diagram.box.dropped":     {"✕ died\nbefore COMMIT", "✕ упал\nдо COMMIT"},
 	"diagram.box.absent":      {"404\nno order", "404\nзаказа нет"},
 
 	// The text equivalent: one sentence an attempt.
@@ -126,6 +127,7 @@ var diagramMessages = map[string]message{
 	"diagram.did.failed":      {"failed", "ответил ошибкой"},
 	"diagram.did.not-reached": {"could not be reached", "оказался недоступен"},
 	"diagram.did.pending":     {"is still working", "ещё работает"},
+	"diagram.did.dropped":     {"took its guard and died before the COMMIT: the connection dropped", "взял защиту и упал до COMMIT: соединение оборвалось"},
 	"diagram.did.created":     {"created the order (201)", "создал заказ (201)"},
 	"diagram.did.updated":     {"set the order to the same state again (200)", "снова задал заказу то же состояние (200)"},
 	"diagram.did.deleted":     {"removed the order (204)", "удалил заказ (204)"},

@@ -4,7 +4,7 @@ package views
 // the article, their steps and how the ledger compares with the article.
 var lessonMessages = map[string]message{
 	"lesson.title":        {"Guided lessons", "Уроки по шагам"},
-	"lesson.intro":        {"Nine lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play.", "Девять уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск»."},
+	"lesson.intro":        {"Twelve lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play.", "Двенадцать уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск»."},
 	"lesson.choose":       {"Lessons", "Уроки"},
 	"lesson.number":       {"Lesson %d", "Урок %d"},
 	"lesson.close":        {"Close the lesson", "Закрыть урок"},
@@ -50,6 +50,11 @@ var lessonMessages = map[string]message{
 	"lesson.step.dedup":               {"Switch the consumer's deduplication to %s.", "Переключить дедупликацию у консьюмера: %s."},
 	"lesson.step.dedup-instead":       {"Turn the broker's window off; the consumer deduplicates instead: %s.", "Выключить окно брокера; вместо него дедуплицирует консьюмер: %s."},
 	"lesson.step.publish-dedup":       {"Turn on the broker's duplicate window: the message goes with Nats-Msg-Id.", "Включить окно дубликатов брокера: сообщение уходит с Nats-Msg-Id."},
+	"lesson.step.clock":               {"Move the lab's clock forward by %d s.", "Перевести часы лаборатории вперёд на %d с."},
+	"lesson.step.fault":               {"%s.", "%s."},
+	"lesson.step.protection-fault":    {"Switch the protection to %s; %s.", "Переключить защиту: %s; %s."},
+	"lesson.fault.none":               {"The server is mended: no more crashes", "Сервер починили: падений больше нет"},
+	"lesson.fault.crash-after-guard":  {"the server dies after taking its guard, before the COMMIT", "сервер падает, взяв защиту, до COMMIT"},
 	"lesson.step.other":               {"Another action.", "Другое действие."},
 	"lesson.fate.ok":                  {"everything arrives", "всё доходит"},
 	"lesson.fate.request-lost":        {"the request is lost on its way", "запрос теряется по дороге"},
@@ -99,6 +104,21 @@ var lessonMessages = map[string]message{
 	"lesson.8.idea": {
 		"The producer did not hear the broker's ack and published again: two copies of one message, two emails. JetStream can drop the copy itself when the message carries Nats-Msg-Id, within its duplicate window; or the consumer recognises the message by its id, however many copies come.",
 		"Продюсер не услышал ack брокера и опубликовал снова: две копии одного сообщения — два письма. JetStream может сам отбросить копию, если сообщение несёт Nats-Msg-Id, в пределах окна дубликатов; или консьюмер узнаёт сообщение по id, сколько бы копий ни пришло.",
+	},
+	"lesson.10.title": {"The key in Redis: SET NX", "Ключ в Redis: SET NX"},
+	"lesson.10.idea": {
+		"The key can live in a key-value store instead of the ledger. The server takes it with one atomic command, SET idem:{lab}:{key} NX PX — set only if not there, with a time to live — and charges only when it got the key. The answer is lost, the retry comes with the same key, SET NX finds it taken: one charge, as with UNIQUE.",
+		"Ключ может жить не в журнале, а в хранилище ключей. Сервер берёт его одной атомарной командой SET idem:{lab}:{key} NX PX — записать, только если ключа нет, со сроком жизни — и списывает, только если ключ достался ему. Ответ теряется, повтор приходит с тем же ключом, SET NX видит, что ключ занят: одно списание, как с UNIQUE.",
+	},
+	"lesson.11.title": {"The key expired before the retry", "Ключ истёк раньше повтора"},
+	"lesson.11.idea": {
+		"A key's TTL is a promise about how late a retry may come. Here the key lives 60 seconds; the answer is lost, and the retry comes two minutes later — the lab's clock is moved forward instead of waiting. By then Redis has forgotten the key, the retry looks new, and the customer pays twice. The TTL must outlive the client's whole retry policy.",
+		"Срок жизни ключа — это обещание, насколько поздно может прийти повтор. Здесь ключ живёт 60 секунд; ответ теряется, а повтор приходит через две минуты — часы лаборатории переводятся вперёд, чтобы не ждать. К этому времени Redis забыл ключ, повтор выглядит новым, и покупатель платит дважды. Ключ должен жить дольше всей политики повторов клиента.",
+	},
+	"lesson.12.title": {"The guard outlives the charge", "Защита пережила списание"},
+	"lesson.12.idea": {
+		"The guard is in Redis, the charge in the database: two stores, two steps. The server takes the key, then dies before the payment commits. The key stays, so the retry is told “already done” — and nobody was charged: a lost charge, worse than a double one, because no one notices. Under replay the claim and the payment share one database: the claim stays in flight until its lock times out, then the retry charges once.",
+		"Защита — в Redis, списание — в базе: два хранилища, два шага. Сервер берёт ключ и падает до фиксации платежа. Ключ остаётся, и повтору отвечают «уже выполнено» — а деньги никто не списал: потерянное списание, хуже двойного, потому что его никто не замечает. С replay заявка и платёж живут в одной базе: заявка остаётся «в работе», пока не истечёт блокировка, и тогда повтор списывает один раз.",
 	},
 	"lesson.6.title": {"“Already done” or the same answer", "«Уже выполнено» или тот же ответ"},
 	"lesson.6.idea": {

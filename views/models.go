@@ -22,6 +22,25 @@ type LabPage struct {
 	Mailbox    MailboxView
 	Queue      []MessageView
 	Orders     []OrderRow
+	Keys       KeysView
+}
+
+// KeysView is where the lab's idempotency keys live and how long each has
+// left, and how far the lab's clock runs ahead.
+type KeysView struct {
+	Rows   []KeyRow
+	Clock  int64 // seconds the lab's clock runs ahead
+	KVDown bool  // the key-value store did not answer
+	Most   int   // how many of each store are shown at most
+}
+
+// KeyRow is one idempotency key.
+type KeyRow struct {
+	Key    string
+	Store  string // sqlite, redis
+	State  string // in-flight, done, expired, unique, set
+	TTLMS  int64  // left, in ms; -1: for ever
+	LockMS int64  // in flight: until the lock times out
 }
 
 // OrderRow is one order of the lab's resource.
@@ -82,6 +101,8 @@ type SettingsView struct {
 	Jitter                           string
 	ClientTimeoutMS                  int
 	ServerDelayMS, CheckGapMS        int
+	KeyTTLS, LockTimeoutMS           int
+	ServerFault                      string
 	Notify, Delivery, ConsumerDedup  string
 	PublishDedup                     bool
 	AckWaitMS                        int
@@ -97,7 +118,14 @@ type LedgerView struct {
 	// Doubled is how many orders were charged more than once in all;
 	// Over, how many of them more often than they were bought.
 	Doubled, Over int64
+	// Lost names the first orders told "already done" with no payment
+	// behind them; LostCount counts them all.
+	Lost      []string
+	LostCount int
 }
+
+// LostMore is how many lost charges the alert does not name.
+func (l LedgerView) LostMore() int64 { return int64(l.LostCount - len(l.Lost)) }
 
 // MaxDoubles is how many doubly charged orders the alert names.
 const MaxDoubles = 10

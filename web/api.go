@@ -152,6 +152,11 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 		ch.Key = key
 		ch.Direct = c.Request().Header.Get(sim.AttemptHeader) == ""
 		res, err := engine.ChargeRequest(c.Request().Context(), labOf(c), ch)
+		if sim.ErrorCode(err) == sim.ECrashed {
+			// The server "dies" with the request in its hands: the
+			// connection drops and no answer, not even a 5xx, goes out.
+			panic(http.ErrAbortHandler)
+		}
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,10 @@ var oneScreen = []struct{ sel, what string }{
 	{`[data-testid="total-amount"]`, "the total"},
 	{`[data-testid="double-charge-alert"]`, "the double-charge alert"},
 	{`[data-testid="sequence-diagram"]`, "the diagram of the latest operation"},
+	{`[data-testid="lost-charge-alert"]`, "the lost-charge alert"},
+	{`[data-testid="keys-panel"]`, "the keys panel"},
+	{`[data-testid="server-fault"]`, "the server's fault"},
+	{`[data-testid="advance-clock"]`, "the lab's clock"},
 }
 
 // offScreen lists, as "what: rect", each present element of oneScreen that

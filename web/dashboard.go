@@ -41,6 +41,12 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 		return p, err
 	}
 	p.Ledger = ledgerView(ps, t, doubles)
+	if p.Ledger.Lost, p.Ledger.LostCount, err = engine.LostCharges(ctx, l, views.MaxDoubles); err != nil {
+		return p, err
+	}
+	if p.Keys, err = keysView(ctx, engine, l); err != nil {
+		return p, err
+	}
 	op, err := engine.Operation(ctx, l, sim.LatestOperation)
 	switch {
 	case err == nil:
@@ -130,7 +136,8 @@ func settingsView(s sim.Settings) views.SettingsView {
 		Protection: string(s.Protection), KeyStrategy: string(s.KeyStrategy), Network: string(s.Network),
 		AutoRetry: s.Retry.Mode == sim.RetryAuto, MaxAttempts: s.Retry.MaxAttempts, BaseMS: s.Retry.BaseMS,
 		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
-		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS,
+		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS, KeyTTLS: s.KeyTTLS, LockTimeoutMS: s.LockTimeoutMS,
+		ServerFault: string(s.ServerFault),
 		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
 		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS, Language: s.Language,
 	}
@@ -374,6 +381,11 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 		x := sim.Jitter(*v)
 		p.Retry.Jitter = &x
 	}
+	if v := str("server_fault"); v != nil {
+		x := sim.ServerFault(*v)
+		p.ServerFault = &x
+	}
+	p.KeyTTLS = num("key_ttl_s")
 	p.ClientTimeoutMS = num("client_timeout_ms")
 	p.ServerDelayMS = num("server_delay_ms")
 	p.CheckGapMS = num("check_gap_ms")

@@ -88,9 +88,15 @@ func stepWords(a sim.Action) views.Msg {
 		return m("lesson.step.retry", m("lesson.fate."+string(a.Fate)))
 	case "race":
 		return m("lesson.step.race", a.N)
+	case "clock":
+		return m("lesson.step.clock", a.N)
 	case "settings":
 		switch p := a.Settings; {
 		case p == nil:
+		case p.Protection != nil && p.ServerFault != nil:
+			return m("lesson.step.protection-fault", m("opt.protection."+string(*p.Protection)), m("lesson.fault."+string(*p.ServerFault)))
+		case p.ServerFault != nil:
+			return m("lesson.step.fault", m("lesson.fault."+string(*p.ServerFault)))
 		case p.Protection != nil:
 			return m("lesson.step.protection", m("opt.protection."+string(*p.Protection)))
 		case p.KeyStrategy != nil:

@@ -49,6 +49,8 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		}
 	case sim.EventEmail:
 		return []logText{{"mail", m("log.email", ev.Subject, ev.OrderID)}}
+	case sim.EventClock:
+		return []logText{{"lab", m("log.clock")}}
 	}
 	return nil
 }
@@ -70,7 +72,7 @@ func keyWords(k *string) views.Msg {
 func outcomeWords(o sim.Outcome) views.Msg {
 	switch o {
 	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight,
-		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown,
+		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown, sim.OutcomeDropped,
 		sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent:
 		return m("log.did." + string(o))
 	}
@@ -98,7 +100,7 @@ func chargeText(ev sim.Event) views.Msg {
 		if ev.Payment != nil {
 			return m("log.charge.commit", head, ev.Payment.ID, views.Amount(ev.Payment.Amount))
 		}
-	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected:
+	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeDropped:
 		return m("log.charge."+string(ev.Outcome), head)
 	}
 	return m("log.charge.failed", head)
@@ -136,6 +138,9 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 	add("ttl", prev.KeyTTLS, next.KeyTTLS)
 	add("lock", prev.LockTimeoutMS, next.LockTimeoutMS)
 	add("seed", prev.Seed, next.Seed)
+	if prev.ServerFault != next.ServerFault {
+		out = append(out, logText{"lab", m("log.setting", m("log.setting.fault"), m("opt.fault."+string(prev.ServerFault)), m("opt.fault."+string(next.ServerFault)))})
+	}
 	return out
 }
 

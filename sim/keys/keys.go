@@ -37,6 +37,7 @@ func Start(ctx context.Context, cfg Config) (*Store, error) {
 	var opts *redis.Options
 	if cfg.URL == "" {
 		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true) // TTLs count down with real time, as in Redis
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, fmt.Errorf("keys: start the embedded store: %w", err)
 		}
@@ -62,40 +63,126 @@ func Start(ctx context.Context, cfg Config) (*Store, error) {
 // Key is where a lab's idempotency key lives: idem:{lab}:{key}.
 func Key(lab, key string) string { return "idem:" + lab + ":" + key }
 
-// SetNX takes the key with the value for ttl when it is free: true when
-// taken, false when it was already there. A store that does not answer is
-// ErrDown.
-func (s *Store) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	_, err := s.rdb.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", TTL: ttl}).Result()
+// index is the lab's list of the keys it has set, newest last (score: unix
+// ms when set): the keys panel, the clock and the reset reach the lab's keys
+// through it, never by a scan of every lab's.
+func index(lab string) string { return "idemlab-keys:" + lab }
+
+// Bounds of a lab's index: how many keys it remembers, and how long it
+// outlives its newest key.
+const (
+	maxIndex  = 2000
+	indexLife = 31 * 24 * time.Hour
+)
+
+// SetNX takes the lab's key with the value for ttl when it is free: true
+// when taken, false when it was already there. The guard is the one atomic
+// SET … NX PX; the index is written in the same round trip. A store that does
+// not answer is ErrDown.
+func (s *Store) SetNX(ctx context.Context, lab, key, value string, ttl time.Duration, now time.Time) (bool, error) {
+	k := Key(lab, key)
+	var set *redis.StatusCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.SetArgs(ctx, k, value, redis.SetArgs{Mode: "NX", TTL: ttl})
+		p.ZAdd(ctx, index(lab), redis.Z{Score: float64(now.UnixMilli()), Member: k})
+		p.ZRemRangeByRank(ctx, index(lab), 0, -maxIndex-1)
+		p.PExpire(ctx, index(lab), indexLife)
+		return nil
+	})
 	switch {
-	case errors.Is(err, redis.Nil):
+	case errors.Is(set.Err(), redis.Nil):
 		return false, nil
-	case err != nil:
+	case set.Err() != nil:
+		return false, fmt.Errorf("%w: %v", ErrDown, set.Err())
+	case err != nil && !errors.Is(err, redis.Nil):
 		return false, fmt.Errorf("%w: %v", ErrDown, err)
 	}
 	return true, nil
 }
 
-// Forget deletes every key of the lab (its reset, its removal).
-func (s *Store) Forget(ctx context.Context, lab string) error {
-	iter := s.rdb.Scan(ctx, 0, "idem:"+lab+":*", 500).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 500 {
-			if err := s.rdb.Del(ctx, batch...).Err(); err != nil {
-				return fmt.Errorf("%w: %v", ErrDown, err)
-			}
-			batch = batch[:0]
+// Entry is one key of a lab as the store has it now.
+type Entry struct {
+	Key string        // as the client sent it
+	TTL time.Duration // left; 0 when the key is gone (expired)
+	Set time.Time     // when it was last asked for
+}
+
+// Keys lists the lab's newest `most` keys with the time each has left,
+// newest first; a key that has expired is listed with TTL 0 until the index
+// forgets it (it keeps the newest maxIndex keys, for indexLife).
+func (s *Store) Keys(ctx context.Context, lab string, most int) ([]Entry, error) {
+	zs, err := s.rdb.ZRevRangeWithScores(ctx, index(lab), 0, int64(most-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDown, err)
+	}
+	ttls := make([]*redis.DurationCmd, len(zs))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, z := range zs {
+			ttls[i] = p.PTTL(ctx, z.Member.(string))
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDown, err)
+	}
+	prefix := Key(lab, "")
+	out := make([]Entry, len(zs))
+	for i, z := range zs {
+		k := z.Member.(string)
+		out[i] = Entry{Key: k[len(prefix):], Set: time.UnixMilli(int64(z.Score))}
+		switch ttl := ttls[i].Val(); {
+		case ttl > 0:
+			out[i].TTL = ttl
+		case ttl == -1: // no expiry: not ours, but say so
+			out[i].TTL = -1
 		}
 	}
-	if err := iter.Err(); err != nil {
+	return out, nil
+}
+
+// advance moves TTLs of the keys given forward by ARGV[1] ms, atomically: a
+// key with less left than that expires now. It returns how many expired.
+var advance = redis.NewScript(`
+local d = tonumber(ARGV[1])
+local n = 0
+for _, k in ipairs(KEYS) do
+  local t = redis.call('PTTL', k)
+  if t > d then
+    redis.call('PEXPIRE', k, t - d)
+  elseif t >= 0 then
+    redis.call('DEL', k)
+    n = n + 1
+  end
+end
+return n`)
+
+// Advance moves the lab's clock forward by d for its keys: each key's TTL
+// is shortened by d, in one atomic script (a real Redis's clock cannot be
+// moved, so time is moved in the keys instead). It returns how many keys
+// expired.
+func (s *Store) Advance(ctx context.Context, lab string, d time.Duration) (int, error) {
+	ks, err := s.rdb.ZRange(ctx, index(lab), 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrDown, err)
+	}
+	if len(ks) == 0 {
+		return 0, nil
+	}
+	n, err := advance.Run(ctx, s.rdb, ks, d.Milliseconds()).Int()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrDown, err)
+	}
+	return n, nil
+}
+
+// Forget deletes every key of the lab, and its index (its reset, its
+// removal).
+func (s *Store) Forget(ctx context.Context, lab string) error {
+	ks, err := s.rdb.ZRange(ctx, index(lab), 0, -1).Result()
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrDown, err)
 	}
-	if len(batch) > 0 {
-		if err := s.rdb.Del(ctx, batch...).Err(); err != nil {
-			return fmt.Errorf("%w: %v", ErrDown, err)
-		}
+	if err := s.rdb.Del(ctx, append(ks, index(lab))...).Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrDown, err)
 	}
 	return nil
 }

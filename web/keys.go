@@ -1,0 +1,135 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/sim"
+	"idemlab/views"
+)
+
+// pageKeys is how many keys of each kind the keys panel and the API list.
+const pageKeys = 50
+
+// clockBody is the body of POST …/clock.
+type clockBody struct {
+	AdvanceS *int64 `json:"advance_s"`
+}
+
+// handleClock moves the lab's clock forward for expiry: the replay
+// records' TTL and lock, and the key-value store's keys.
+func handleClock(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body clockBody
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		if body.AdvanceS == nil {
+			return sim.Invalid(sim.Broke("advance_s", "required"))
+		}
+		now, err := engine.AdvanceClock(c.Request().Context(), labOf(c), clockStep(*body.AdvanceS))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, struct {
+			Now string `json:"now"`
+		}{now.UTC().Format(time.RFC3339)})
+	}
+}
+
+// clockStep is a number of seconds as a duration, any value out of range
+// kept out of range (AdvanceClock refuses it by name).
+func clockStep(s int64) time.Duration {
+	if s < 0 || s > int64(sim.MaxClockAdvance/time.Second) {
+		return -1
+	}
+	return time.Duration(s) * time.Second
+}
+
+// keyJSON is one idempotency key as the API lists it.
+type keyJSON struct {
+	Key    string `json:"key"`
+	Store  string `json:"store"`
+	State  string `json:"state"`
+	TTLMS  *int64 `json:"ttl_ms"`            // null: it never expires
+	LockMS *int64 `json:"lock_ms,omitempty"` // in flight: until another request may take it over
+}
+
+func millis(d *time.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	ms := d.Milliseconds()
+	return &ms
+}
+
+// handleKeys lists where the lab's idempotency keys live, their state and
+// the time each has left on the lab's clock.
+func handleKeys(engine *sim.Engine) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l := labOf(c)
+		ks, err := engine.Keys(c.Request().Context(), l, pageKeys)
+		if err != nil && !errors.Is(err, sim.ErrKVDown) {
+			return err
+		}
+		out := make([]keyJSON, len(ks))
+		for i, k := range ks {
+			out[i] = keyJSON{Key: k.Key, Store: k.Store, State: k.State, TTLMS: millis(k.TTL), LockMS: millis(k.Lock)}
+		}
+		return c.JSON(http.StatusOK, struct {
+			Keys   []keyJSON `json:"keys"`
+			Now    string    `json:"now"`     // the lab's clock
+			KVDown bool      `json:"kv_down"` // the key-value store did not answer: its keys are not listed
+		}{out, engine.LabNow(l).UTC().Format(time.RFC3339), err != nil})
+	}
+}
+
+// kvWait is how long a page waits for the key-value store's keys: a store
+// that does not answer costs a page no more than this.
+const kvWait = 300 * time.Millisecond
+
+// keysView is the keys panel of the lab's page.
+func keysView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.KeysView, error) {
+	ctx, cancel := context.WithTimeout(ctx, kvWait)
+	defer cancel()
+	v := views.KeysView{Clock: int64(l.Clock() / time.Second), Most: pageKeys}
+	ks, err := engine.Keys(ctx, l, pageKeys)
+	if err != nil && !errors.Is(err, sim.ErrKVDown) {
+		return v, err
+	}
+	v.KVDown = err != nil
+	for _, k := range ks {
+		r := views.KeyRow{Key: k.Key, Store: k.Store, State: k.State, TTLMS: -1}
+		if k.TTL != nil {
+			r.TTLMS = k.TTL.Milliseconds()
+		}
+		if k.Lock != nil {
+			r.LockMS = k.Lock.Milliseconds()
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v, nil
+}
+
+// handleClockForm is the page's "advance the clock" button.
+func handleClockForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := formLab(engine, c)
+		if err != nil {
+			return err
+		}
+		s, err := strconv.ParseInt(c.FormValue("advance_s"), 10, 64)
+		if err != nil {
+			s = -1
+		}
+		if _, err := engine.AdvanceClock(c.Request().Context(), l, clockStep(s)); err != nil {
+			return refuseErr(c, err)
+		}
+		return answer(c, engine, hub, l)
+	}
+}
