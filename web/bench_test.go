@@ -125,9 +125,9 @@ type chargeClient struct {
 	dialed int // connections not taken from the idle pool
 }
 
-func newChargeClient(b *testing.B, settings string) *chargeClient {
+func newChargeClient(b *testing.B, settings string, opts ...func(*serverOpts)) *chargeClient {
 	b.Helper()
-	s := startServer(b, withDB(filepath.Join(b.TempDir(), "lab.db")))
+	s := startServer(b, append([]func(*serverOpts){withDB(filepath.Join(b.TempDir(), "lab.db"))}, opts...)...)
 	prefix := s.newLab(settings)
 	c := &chargeClient{b: b, s: s, prefix: prefix, url: s.URL + prefix + "/charges"}
 	c.ctx = httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"idemlab/sim"
 )
 
-// In both languages, each of the six lessons is opened from the panel and
+// In both languages, each of the lessons is opened from the panel and
 // played with Play at the fast speed, in one lab, one after another (Set up
 // empties the lab between them). Each must reach the article's outcome,
 // shown as met by the panel, by the ledger's totals on the page and in the
@@ -29,6 +30,10 @@ func TestBrowserLessonsPlay(t *testing.T) {
 			l.navigate(l.url + "?lang=" + lang)
 			met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
 			for _, ls := range sim.Lessons() {
+				// each lesson has the time a tab has: twelve in a row do not
+				ctx, cancel := context.WithTimeout(l.tab, 45*time.Second)
+				defer cancel()
+				l.ctx = ctx
 				choose := fmt.Sprintf(`[data-testid="lesson-choose"][value="%d"]`, ls.N)
 				l.do(chromedp.Click(chromedp.CSS(choose)))
 				l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state")?.dataset.lesson === "%d"`, ls.N), fmt.Sprintf("lesson %d to open", ls.N))

@@ -632,3 +632,43 @@ func TestCompareLabsIdleOut(t *testing.T) {
 		t.Errorf("labs %d → %d after the comparison's labs idled out, want %d", n0, got, n0)
 	}
 }
+
+// A database of version 3 (the queue's release) gains the clock and the
+// lost charges of version 4, its labs and payments kept; a lab of it runs
+// lesson 12's lost charge at once.
+func TestMigratesVersion3(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v3.db")
+	schema, err := os.ReadFile("../testdata/schema_v3.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.Marshal(sim.DefaultSettings())
+	for _, q := range []string{string(schema), `PRAGMA user_version = 3`,
+		`INSERT INTO labs (id, settings, created_at) VALUES ('AAAAAAAAAAAAAAAAAAAAAA', '` + string(settings) + `', '2026-11-30T00:00:00Z')`,
+		`INSERT INTO lab_counts (lab_id) VALUES ('AAAAAAAAAAAAAAAAAAAAAA')`,
+		`INSERT INTO payments (lab_id, n, order_id, amount, created_at) VALUES ('AAAAAAAAAAAAAAAAAAAAAA', 1, 'order-42', 1500, '2026-11-30T00:00:01Z')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	raw.Close()
+	s := startServer(t, withDB(db), withParts())
+	lab := "/api/v1/labs/AAAAAAAAAAAAAAAAAAAAAA"
+	if l := s.ledger(lab); l.Count != 1 || l.Total != 1500 {
+		t.Errorf("migrated lab: %d payments, %d ₽; want 1, 1500", l.Count, l.Total)
+	}
+	s.must(http.StatusOK, "PATCH", lab+"/settings", `{"protection":"set-nx","key_strategy":"uuid","server_fault":"crash-after-guard"}`)
+	op := s.operation(lab, `{"order_id":"order-43","amount":1500,"fate":"ok"}`)
+	s.must(http.StatusOK, "PATCH", lab+"/settings", `{"server_fault":"none"}`)
+	s.retry(lab, op.ID, `{"fate":"ok"}`)
+	s.must(http.StatusOK, "POST", lab+"/clock", `{"advance_s":60}`)
+	page := s.must(http.StatusOK, "GET", "/labs/AAAAAAAAAAAAAAAAAAAAAA", "", "Accept-Language", "en")
+	if !strings.Contains(string(page.Body), `data-testid="lost-charge-alert"`) || !strings.Contains(string(page.Body), "+1 min") {
+		t.Error("the migrated lab does not show its lost charge and its clock")
+	}
+}
