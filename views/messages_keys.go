@@ -39,7 +39,7 @@ var keysMessages = map[string]message{
 	"stored.state.set":       {"SET NX", "SET NX"},
 	"stored.forever":         {"for ever", "навсегда"},
 	"stored.kv-down":         {"Redis does not answer: its keys are not shown.", "Redis не отвечает: его ключи не показаны."},
-	"time.units":           {"d h min s", "д ч мин с"},
+	"time.units":             {"d h min s", "д ч мин с"},
 	"stored.more":            {"The newest %d of each store are shown.", "Показаны последние %d в каждом хранилище."},
 
 	// the lost charge

@@ -138,7 +138,7 @@ func settingsView(s sim.Settings) views.SettingsView {
 		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
 		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS, KeyTTLS: s.KeyTTLS, LockTimeoutMS: s.LockTimeoutMS,
 		ServerFault: string(s.ServerFault),
-		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
+		Notify:      string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
 		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS, Language: s.Language,
 	}
 }
