@@ -26,7 +26,14 @@ type Config struct {
 type Store struct {
 	rdb      *redis.Client
 	embedded *miniredis.Miniredis
+	stop     chan struct{} // ends the embedded store's clock
+	done     chan struct{}
 }
+
+// tick is how often the embedded store's TTLs are moved on with real time.
+// (miniredis's own ClockTTL checks every key, sorted, on every command: a
+// cost that grows with every lab's keys. Once a second it is paid once.)
+const tick = time.Second
 
 // ErrDown says the store did not answer: its caller answers 503.
 var ErrDown = errors.New("keys: the key-value store did not answer")
@@ -37,11 +44,11 @@ func Start(ctx context.Context, cfg Config) (*Store, error) {
 	var opts *redis.Options
 	if cfg.URL == "" {
 		m := miniredis.NewMiniRedis()
-		m.ClockTTL(true) // TTLs count down with real time, as in Redis
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, fmt.Errorf("keys: start the embedded store: %w", err)
 		}
-		s.embedded = m
+		s.embedded, s.stop, s.done = m, make(chan struct{}), make(chan struct{})
+		go s.clock()
 		opts = &redis.Options{Addr: m.Addr()}
 	} else {
 		o, err := redis.ParseURL(cfg.URL)
@@ -72,6 +79,7 @@ func index(lab string) string { return "idemlab-keys:" + lab }
 // outlives its newest key.
 const (
 	maxIndex  = 2000
+	trimSlack = 256 // the index is trimmed back to maxIndex once it is this much over
 	indexLife = 31 * 24 * time.Hour
 )
 
@@ -81,14 +89,21 @@ const (
 // not answer is ErrDown.
 func (s *Store) SetNX(ctx context.Context, lab, key, value string, ttl time.Duration, now time.Time) (bool, error) {
 	k := Key(lab, key)
-	var set *redis.StatusCmd
+	var (
+		set  *redis.StatusCmd
+		size *redis.IntCmd
+	)
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		set = p.SetArgs(ctx, k, value, redis.SetArgs{Mode: "NX", TTL: ttl})
 		p.ZAdd(ctx, index(lab), redis.Z{Score: float64(now.UnixMilli()), Member: k})
-		p.ZRemRangeByRank(ctx, index(lab), 0, -maxIndex-1)
 		p.PExpire(ctx, index(lab), indexLife)
+		size = p.ZCard(ctx, index(lab))
 		return nil
 	})
+	if size.Val() > maxIndex+trimSlack {
+		// Now and then, not on every key: trimming sorts the index.
+		s.rdb.ZRemRangeByRank(ctx, index(lab), 0, -maxIndex-1) // best effort: the next key trims again
+	}
 	switch {
 	case errors.Is(set.Err(), redis.Nil):
 		return false, nil
@@ -190,12 +205,32 @@ func (s *Store) Forget(ctx context.Context, lab string) error {
 // Healthy reports whether the store answers.
 func (s *Store) Healthy(ctx context.Context) bool { return s.rdb.Ping(ctx).Err() == nil }
 
+// clock moves the embedded store's TTLs on with real time, as a Redis
+// counts them down, until Close.
+func (s *Store) clock() {
+	defer close(s.done)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.embedded.FastForward(now.Sub(last))
+			last = now
+		}
+	}
+}
+
 // Close closes the connection and stops the embedded server.
 func (s *Store) Close() {
 	if s.rdb != nil {
 		s.rdb.Close()
 	}
 	if s.embedded != nil {
+		close(s.stop)
+		<-s.done
 		s.embedded.Close()
 	}
 }
