@@ -49,5 +49,5 @@ var keysMessages = map[string]message{
 
 	// the outcome "dropped"
 	"log.did.dropped":    {"died before answering: the connection dropped", "упал, не ответив: соединение оборвалось"},
-	"log.charge.dropped": {"%s: the guard is taken, then the server dies before the COMMIT: the connection drops, no answer.", "%s: защита взята, а сервер падает до COMMIT — соединение обрывается, ответа нет."},
+	"log.charge.dropped": {"%s: the server takes its guard, then dies before the COMMIT: the connection drops, no answer.", "%s: сервер берёт защиту и падает до COMMIT — соединение обрывается, ответа нет."},
 }

@@ -31,7 +31,7 @@ func TestBrowserLessonsPlay(t *testing.T) {
 			met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
 			for _, ls := range sim.Lessons() {
 				// each lesson has the time a tab has: twelve in a row do not
-				ctx, cancel := context.WithTimeout(l.tab, 45*time.Second)
+				ctx, cancel := context.WithTimeout(l.tab, 90*time.Second)
 				defer cancel()
 				l.ctx = ctx
 				choose := fmt.Sprintf(`[data-testid="lesson-choose"][value="%d"]`, ls.N)
