@@ -78,8 +78,9 @@ type KeyInfo struct {
 // Keys lists the lab's newest idempotency keys in each store, `most` of
 // each kind, newest first: the replay records and the UNIQUE column in the
 // lab's database, the SET NX keys in the key-value store. A key-value store
-// that does not answer is ErrKVDown with the rest listed.
-func (e *Engine) Keys(ctx context.Context, l *Lab, most int) ([]KeyInfo, error) {
+// that does not answer within kvWait (0: the caller's context decides) is
+// ErrKVDown, with the rest listed.
+func (e *Engine) Keys(ctx context.Context, l *Lab, most int, kvWait time.Duration) ([]KeyInfo, error) {
 	now := e.LabNow(l)
 	var out []KeyInfo
 	rows, err := e.store.r.QueryContext(ctx, `
@@ -135,7 +136,13 @@ SELECT dedup_key, created_at FROM payments WHERE lab_id = ? AND dedup_key IS NOT
 	if e.kv == nil {
 		return out, nil
 	}
-	ks, err := e.kv.Keys(ctx, l.ID, most)
+	kctx := ctx
+	if kvWait > 0 {
+		var cancel context.CancelFunc
+		kctx, cancel = context.WithTimeout(ctx, kvWait)
+		defer cancel()
+	}
+	ks, err := e.kv.Keys(kctx, l.ID, most)
 	if err != nil {
 		return out, ErrKVDown
 	}

@@ -73,7 +73,7 @@ func millis(d *time.Duration) *int64 {
 func handleKeys(engine *sim.Engine) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		l := labOf(c)
-		ks, err := engine.Keys(c.Request().Context(), l, pageKeys)
+		ks, err := engine.Keys(c.Request().Context(), l, pageKeys, 0)
 		if err != nil && !errors.Is(err, sim.ErrKVDown) {
 			return err
 		}
@@ -95,10 +95,8 @@ const kvWait = 300 * time.Millisecond
 
 // keysView is the keys panel of the lab's page.
 func keysView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.KeysView, error) {
-	ctx, cancel := context.WithTimeout(ctx, kvWait)
-	defer cancel()
 	v := views.KeysView{Clock: int64(l.Clock() / time.Second), Most: pageKeys}
-	ks, err := engine.Keys(ctx, l, pageKeys)
+	ks, err := engine.Keys(ctx, l, pageKeys, kvWait)
 	if err != nil && !errors.Is(err, sim.ErrKVDown) {
 		return v, err
 	}
