@@ -44,8 +44,8 @@ var keysMessages = map[string]message{
 
 	// the lost charge
 	"lost.title": {"Told “paid”, never charged.", "Сказали «оплачено», но не списали."},
-	"lost.line":  {"the server answered “already done”, and the ledger holds no payment for it.", "сервер ответил «уже выполнено», а в журнале нет ни одного платежа за него."},
-	"lost.more":  {"…and %d more %s.", "…и ещё %d %s."},
+	"lost.line":  {"The server answered “already done”, and the ledger holds no payment.", "Сервер ответил «уже выполнено», а в журнале нет ни одного платежа."},
+	"lost.more":  {"and %d more %s", "и ещё %d %s"},
 
 	// the outcome "dropped"
 	"log.did.dropped":    {"died before answering: the connection dropped", "упал, не ответив: соединение оборвалось"},
