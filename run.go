@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -25,7 +26,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	addr := fs.String("addr", envOr(getenv, "IDEMLAB_ADDR", "127.0.0.1:8080"), "address to listen on (env IDEMLAB_ADDR)")
-	dbPath := fs.String("db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, or :memory: (env IDEMLAB_DB)")
+	dbPath := fs.String("db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, :memory:, or a PostgreSQL URL postgres://user@host/db (env IDEMLAB_DB)")
 	verbose := fs.Bool("v", false, "log every request")
 	labIdle := fs.Duration("lab-idle", sim.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it")
 	maxLabs := fs.Int("max-labs", sim.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
@@ -52,8 +53,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer store.Close()
-	queueDir := "" // with -db :memory: the broker keeps nothing either
-	if *dbPath != ":memory:" {
+	queueDir, dbShown := "", *dbPath // with -db :memory: the broker keeps nothing either
+	switch {
+	case sim.IsPostgres(*dbPath):
+		queueDir = "jetstream" // the embedded broker's store, in the working directory
+		if u, err := url.Parse(*dbPath); err == nil {
+			dbShown = u.Redacted() // never a password in the log
+		}
+	case *dbPath != ":memory:":
 		queueDir = filepath.Join(filepath.Dir(*dbPath), "jetstream")
 	}
 	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger,
@@ -85,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv.RegisterOnShutdown(handler.Close) // live streams end, or Shutdown would wait for them
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", *dbPath)
+	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", dbShown)
 
 	if *debugAddr != "" {
 		stopDebug, err := serveDebug(*debugAddr, logger)

@@ -122,7 +122,7 @@ func loadState(ctx context.Context, q queryRower, id string) (labState, error) {
 		clock int64
 	)
 	err := q.QueryRowContext(ctx, `
-SELECT l.settings, l.rev, l.kind, l.clock_ms, COALESCE(ll.lesson, 0), COALESCE(ll.ready, 0), COALESCE(ll.next, 0)
+SELECT l.settings, l.rev, l.kind, l.clock_ms, COALESCE(ll.lesson, 0), (ll.ready IS NOT NULL AND ll.ready), COALESCE(ll.next, 0)
 FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`, id).
 		Scan(&raw, &st.rev, &st.kind, &clock, &st.lesson.N, &st.lesson.Ready, &st.lesson.Next)
 	st.clock = time.Duration(clock) * time.Millisecond

@@ -334,7 +334,7 @@ func (e *Engine) flushTouches(ctx context.Context, now time.Time) error {
 	}
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
 		for _, t := range ts {
-			if _, err := tx.ExecContext(ctx, `UPDATE labs SET touched_at = MAX(touched_at, ?) WHERE id = ?`, t.at, t.l.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE labs SET touched_at = ?1 WHERE id = ?2 AND touched_at < ?1`, t.at, t.l.ID); err != nil {
 				return err
 			}
 		}

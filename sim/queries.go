@@ -95,6 +95,8 @@ type queries struct {
 	insertMessage, markPublished     *sql.Stmt // writer: the queue
 	processed, insertEmail, delivery *sql.Stmt // writer: the consumer
 	receive, markSent                *sql.Stmt // writer: the mailbox
+
+	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -128,6 +130,13 @@ func (s *Store) prepare(ctx context.Context) error {
 			return fmt.Errorf("store: prepare %q: %w", p.sql, err)
 		}
 		*p.dst = st
+	}
+	if s.pg {
+		st, err := s.w.PrepareContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, writeLock))
+		if err != nil {
+			return fmt.Errorf("store: prepare the write lock: %w", err)
+		}
+		s.q.lock = st
 	}
 	return nil
 }

@@ -47,8 +47,8 @@ var (
 			`UPDATE lab_counts SET op_seq = 0 WHERE lab_id = ?1`,
 		},
 		purges: []string{
-			`DELETE FROM attempts WHERE rowid IN (SELECT rowid FROM attempts WHERE lab_id = ?1 LIMIT ?2)`,
-			`DELETE FROM operations WHERE rowid IN (SELECT rowid FROM operations WHERE lab_id = ?1 LIMIT ?2)`,
+			`DELETE FROM attempts WHERE (lab_id, op_id, n) IN (SELECT lab_id, op_id, n FROM attempts WHERE lab_id = ?1 LIMIT ?2)`,
+			`DELETE FROM operations WHERE (lab_id, id) IN (SELECT lab_id, id FROM operations WHERE lab_id = ?1 LIMIT ?2)`,
 		},
 	}
 	// ledgerRoom is the payments, their counts and the replay records.
@@ -68,12 +68,12 @@ var (
 	// lessonRoom is where the lab is in its guided lesson: a reset asks for
 	// a new set-up.
 	lessonRoom = tableRoom{
-		reset: []string{`UPDATE lab_lessons SET ready = 0, next = 0 WHERE lab_id = ?1`},
+		reset: []string{`UPDATE lab_lessons SET ready = (1 = 0), next = 0 WHERE lab_id = ?1`},
 	}
 	// scenarioRoom is the lab's actions, for its link; a reset records a
 	// new base (Engine.reset), which empties them.
 	scenarioRoom = tableRoom{
-		purges: []string{`DELETE FROM lab_actions WHERE rowid IN (SELECT rowid FROM lab_actions WHERE lab_id = ?1 LIMIT ?2)`},
+		purges: []string{`DELETE FROM lab_actions WHERE (lab_id, seq) IN (SELECT lab_id, seq FROM lab_actions WHERE lab_id = ?1 LIMIT ?2)`},
 	}
 	// mailRoom is past the ledger: the email and the queue (messages and
 	// their deliveries, the consumer's memory, the email outbox, the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -24,6 +25,9 @@ type Store struct {
 	r  *sql.DB // readers; the writer itself for :memory:
 	q  queries
 	tw *writer // runs the writing transactions, committing them in groups
+
+	pg   bool          // PostgreSQL (pg.go): w and r are one pool
+	pool *pgxpool.Pool // PostgreSQL's
 }
 
 // Open opens (creating if needed) the database at path, or a private
@@ -31,6 +35,9 @@ type Store struct {
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
+	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path)
 	}
 	// journal_size_limit: after a checkpoint, the WAL file is cut back to
 	// 4 MiB instead of keeping the size of its busiest moment.
@@ -84,6 +91,9 @@ func (s *Store) Close() error {
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	return err
 }
 
@@ -109,6 +119,9 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result
 // isUniqueViolation reports whether err is SQLite's UNIQUE constraint error,
 // the IntegrityError of the article's second listing.
 func isUniqueViolation(err error) bool {
+	if pgCode(err) == "23505" {
+		return true
+	}
 	var se *sqlite.Error
 	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
@@ -116,6 +129,9 @@ func isUniqueViolation(err error) bool {
 // isGone reports whether err is SQLite's foreign key error: the row's lab
 // was removed while the request that wrote it was running.
 func isGone(err error) bool {
+	if pgCode(err) == "23503" {
+		return true
+	}
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }

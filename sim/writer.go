@@ -155,6 +155,11 @@ func (w *writer) commit(batch []*txJob) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
 	tx, err := w.db.BeginTx(ctx, nil)
+	if err == nil && w.q.lock != nil {
+		if _, err = in(ctx, tx, w.q.lock).ExecContext(ctx); err != nil {
+			tx.Rollback()
+		}
+	}
 	if err != nil {
 		for i := range errs {
 			errs[i] = err

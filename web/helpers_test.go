@@ -3,17 +3,22 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"idemlab/sim"
 	"idemlab/views"
@@ -43,6 +48,9 @@ type serverOpts struct {
 func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	tb.Helper()
 	o := serverOpts{db: ":memory:"}
+	if os.Getenv("IDEMLAB_TEST_STORE") == "postgres" { // the suite again, on PostgreSQL
+		withPostgres(tb)(&o)
+	}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -57,7 +65,11 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	if err != nil {
 		tb.Fatalf("new engine: %v", err)
 	}
-	handler := web.NewServer(engine, slog.New(slog.DiscardHandler), o.web)
+	logger := slog.New(slog.DiscardHandler)
+	if os.Getenv("IDEMLAB_TEST_LOG") != "" { // the server's log, to see a 500's cause
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	handler := web.NewServer(engine, logger, o.web)
 	ts := httptest.NewUnstartedServer(handler)
 	if o.addr != "" {
 		ts.Listener.Close()
@@ -137,6 +149,32 @@ func realServer(tb testing.TB, env, name, example string) string {
 		tb.Skipf("no real %s: set %s=%s to run this test against one", name, env, example)
 	}
 	return url
+}
+
+// withPostgres runs the lab on a database of its own in the PostgreSQL at
+// $IDEMLAB_TEST_POSTGRES (dropped when the test ends); without it the test
+// skips, or fails under CI=true.
+func withPostgres(tb testing.TB) func(*serverOpts) {
+	tb.Helper()
+	base := realServer(tb, "IDEMLAB_TEST_POSTGRES", "PostgreSQL", "postgres://user@127.0.0.1:PORT/db")
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := fmt.Sprintf("t_%d_%d", time.Now().UnixNano(), os.Getpid())
+	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
+		tb.Fatalf("create a database for the test: %v", err)
+	}
+	tb.Cleanup(func() {
+		admin.Exec(`DROP DATABASE ` + name + ` WITH (FORCE)`)
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.Path = "/" + name
+	return func(o *serverOpts) { o.db = u.String() }
 }
 
 // withRealNATS runs the lab against the real nats-server at
