@@ -59,7 +59,25 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
-	s := &Store{w: db, r: db, pg: true, pool: pool}
+	// One lab process per database, for now: a second one would release
+	// the first's outbox claims and run its own relay and expiry. Until the
+	// processes share them (issue 12), the second refuses to start.
+	owner, err := db.Conn(ctx)
+	if err == nil {
+		var mine bool
+		if err = owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(7347120427)`).Scan(&mine); err == nil && !mine {
+			err = errors.New("another lab process is running on this database; one process per database for now")
+		}
+	}
+	if err != nil {
+		if owner != nil {
+			owner.Close()
+		}
+		db.Close()
+		pool.Close()
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s := &Store{w: db, r: db, pg: true, pool: pool, owner: owner}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err

@@ -26,8 +26,9 @@ type Store struct {
 	q  queries
 	tw *writer // runs the writing transactions, committing them in groups
 
-	pg   bool          // PostgreSQL (pg.go): w and r are one pool
-	pool *pgxpool.Pool // PostgreSQL's
+	pg    bool          // PostgreSQL (pg.go): w and r are one pool
+	pool  *pgxpool.Pool // PostgreSQL's
+	owner *sql.Conn     // PostgreSQL: holds the database's one-process lock
 }
 
 // Open opens (creating if needed) the database at path, or a private
@@ -86,6 +87,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	if s.tw != nil {
 		s.tw.close()
+	}
+	if s.owner != nil {
+		s.owner.Close() // the session ends, and its lock with it
 	}
 	err := s.w.Close()
 	if s.r != s.w {
