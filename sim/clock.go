@@ -8,19 +8,20 @@ import (
 	"time"
 )
 
-// MaxClockAdvance is the most one move of a lab's clock may take: longer
-// than any key's TTL (30 days).
-const MaxClockAdvance = 365 * 24 * time.Hour
+// MaxClockAdvance is the most one move of a lab's clock may take, in
+// seconds: longer than any key's TTL (30 days).
+const MaxClockAdvance = 365 * 24 * 60 * 60
 
-// AdvanceClock moves the lab's clock forward by d, for expiry: the replay
+// AdvanceClock moves the lab's clock forward by seconds, for expiry: the replay
 // protection's records (their TTL and their lock) and the key-value store's
 // keys alike. The store's keys move first, in one atomic script; a store that
 // does not answer leaves everything as it was (503) when the lab guards
 // with it, and is passed by otherwise. It returns the lab's time now.
-func (e *Engine) AdvanceClock(ctx context.Context, l *Lab, d time.Duration) (time.Time, error) {
-	if d < time.Second || d > MaxClockAdvance {
-		return time.Time{}, Invalid(Broke("advance_s", "range", 1, int(MaxClockAdvance/time.Second)))
+func (e *Engine) AdvanceClock(ctx context.Context, l *Lab, seconds int64) (time.Time, error) {
+	if seconds < 1 || seconds > MaxClockAdvance {
+		return time.Time{}, Invalid(Broke("advance_s", "range", 1, MaxClockAdvance))
 	}
+	d := time.Duration(seconds) * time.Second
 	if e.kv != nil {
 		if _, err := e.kv.Advance(ctx, l.ID, d); err != nil {
 			if l.Settings().Protection == ProtectSetNX {
@@ -33,7 +34,7 @@ func (e *Engine) AdvanceClock(ctx context.Context, l *Lab, d time.Duration) (tim
 		if _, err := tx.ExecContext(ctx, `UPDATE labs SET clock_ms = clock_ms + ? WHERE id = ?`, d.Milliseconds(), l.ID); err != nil {
 			return err
 		}
-		return e.record(ctx, tx, l.ID, Action{Kind: "clock", N: int(d / time.Second)})
+		return e.record(ctx, tx, l.ID, Action{Kind: "clock", N: int(seconds)})
 	})
 	if err != nil {
 		if ErrorCode(err) != EInternal {
@@ -67,12 +68,9 @@ const (
 // KeyInfo is one idempotency key of a lab: where it lives, in what state,
 // and how long it has left (TTL nil: for ever).
 type KeyInfo struct {
-	Key   string         `json:"key"`
-	Store string         `json:"store"`
-	State string         `json:"state"`
-	TTL   *time.Duration `json:"-"`
-	Lock  *time.Duration `json:"-"` // in flight: how long until another request may take it over
-	At    time.Time      `json:"-"` // when it was set, for the order
+	Key, Store, State string
+	TTL               *time.Duration
+	Lock              *time.Duration // in flight: how long until another request may take it over
 }
 
 // Keys lists the lab's newest idempotency keys in each store, `most` of
@@ -84,7 +82,7 @@ func (e *Engine) Keys(ctx context.Context, l *Lab, most int, kvWait time.Duratio
 	now := e.LabNow(l)
 	var out []KeyInfo
 	rows, err := e.store.r.QueryContext(ctx, `
-SELECT key, state, locked_until, expires_at, created_at FROM idempotency_records
+SELECT key, state, locked_until, expires_at FROM idempotency_records
 WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCharges, most)
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", l.ID, err)
@@ -92,14 +90,12 @@ WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCha
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			k               KeyInfo
+			k               = KeyInfo{Store: StoreSQLite}
 			locked, expires int64
-			at              string
 		)
-		if err := rows.Scan(&k.Key, &k.State, &locked, &expires, &at); err != nil {
+		if err := rows.Scan(&k.Key, &k.State, &locked, &expires); err != nil {
 			return nil, err
 		}
-		k.Store, k.At = StoreSQLite, parseStamp(at)
 		ttl := time.UnixMilli(expires).Sub(now)
 		if ttl <= 0 {
 			k.State, ttl = KeyExpired, 0
@@ -116,18 +112,16 @@ WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCha
 	}
 	rows.Close()
 	urows, err := e.store.r.QueryContext(ctx, `
-SELECT dedup_key, created_at FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER BY n DESC LIMIT ?`, l.ID, most)
+SELECT dedup_key FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER BY n DESC LIMIT ?`, l.ID, most)
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", l.ID, err)
 	}
 	defer urows.Close()
 	for urows.Next() {
-		var k KeyInfo
-		var at string
-		if err := urows.Scan(&k.Key, &at); err != nil {
+		k := KeyInfo{Store: StoreSQLite, State: KeyUnique}
+		if err := urows.Scan(&k.Key); err != nil {
 			return nil, err
 		}
-		k.Store, k.State, k.At = StoreSQLite, KeyUnique, parseStamp(at)
 		out = append(out, k)
 	}
 	if err := urows.Err(); err != nil {
@@ -147,7 +141,7 @@ SELECT dedup_key, created_at FROM payments WHERE lab_id = ? AND dedup_key IS NOT
 		return out, ErrKVDown
 	}
 	for _, x := range ks {
-		k := KeyInfo{Key: x.Key, Store: StoreRedis, State: KeySet, At: x.Set}
+		k := KeyInfo{Key: x.Key, Store: StoreRedis, State: KeySet}
 		switch {
 		case x.TTL > 0:
 			ttl := x.TTL
@@ -164,11 +158,6 @@ SELECT dedup_key, created_at FROM payments WHERE lab_id = ? AND dedup_key IS NOT
 // ErrKVDown is what Keys returns, with the keys of the lab's database,
 // when the key-value store does not answer.
 var ErrKVDown = errors.New("the key-value store does not answer")
-
-func parseStamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
 
 // LostCharges lists at most `most` orders of the lab that the server told
 // "already done" (a duplicate, a replay) and that have no payment: the

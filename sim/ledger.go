@@ -310,13 +310,7 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 	}
 	switch {
 	case done:
-	case s.ServerFault == FaultCrashAfterGuard:
-		// The claim commits on its own, in flight, and the server dies
-		// before the work: the record stays claimed until its lock times out.
-		if err = e.store.tx(ctx, func(tx *sql.Tx) error { return claim.take(ctx, tx, fp, lock) }); err == nil && claim.Replay == nil {
-			err = errCrashed
-		}
-	case s.ServerDelayMS == 0:
+	case s.ServerDelayMS == 0 && s.ServerFault == FaultNone:
 		// The payment first, then the claim with its answer in the same
 		// statement: a new key (the usual case) costs one statement less.
 		// When the key is taken, both roll back and the usual way decides.
@@ -339,6 +333,11 @@ func (e *Engine) chargeReplay(ctx context.Context, l *Lab, c Charge, s Settings)
 		}
 	default:
 		if err = e.store.tx(ctx, func(tx *sql.Tx) error { return claim.take(ctx, tx, fp, lock) }); err != nil || claim.Replay != nil {
+			break
+		}
+		// The claim has committed, in flight: a server that dies here
+		// leaves it claimed until its lock times out.
+		if err = s.crashBeforeCommit(); err != nil {
 			break
 		}
 		e.work(s)

@@ -77,7 +77,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{w: db, r: db, pg: true, pool: pool, owner: owner}
+	s := &Store{w: db, r: db, pool: pool, owner: owner}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err

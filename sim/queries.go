@@ -131,7 +131,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		}
 		*p.dst = st
 	}
-	if s.pg {
+	if s.pool != nil { // PostgreSQL
 		st, err := s.w.PrepareContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, writeLock))
 		if err != nil {
 			return fmt.Errorf("store: prepare the write lock: %w", err)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 )
 
 // Action is one thing done to a lab that a scenario replays.
@@ -229,7 +228,7 @@ func (e *Engine) replay(ctx context.Context, l *Lab, a Action) error {
 		_, err := e.StartOperation(ctx, l, OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate, Method: a.Method})
 		return err
 	case "clock":
-		_, err := e.AdvanceClock(ctx, l, time.Duration(a.N)*time.Second)
+		_, err := e.AdvanceClock(ctx, l, int64(a.N))
 		return err
 	case "direct":
 		_, err := e.ChargeRequest(ctx, l, Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})

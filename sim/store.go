@@ -26,8 +26,7 @@ type Store struct {
 	q  queries
 	tw *writer // runs the writing transactions, committing them in groups
 
-	pg    bool          // PostgreSQL (pg.go): w and r are one pool
-	pool  *pgxpool.Pool // PostgreSQL's
+	pool  *pgxpool.Pool // PostgreSQL's (pg.go): w and r are one pool over it
 	owner *sql.Conn     // PostgreSQL: holds the database's one-process lock
 }
 

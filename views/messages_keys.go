@@ -13,7 +13,6 @@ var keysMessages = map[string]message{
 	"clock.label":                 {"Lab clock", "Часы лаборатории"},
 	"clock.ahead":                 {"Lab clock (+%s)", "Часы лаборатории (+%s)"},
 	"clock.button":                {"Advance", "Перевести"},
-	"clock.by":                    {"Move forward by", "Перевести вперёд на"},
 	"opt.clock.10":                {"+10 s", "+10 с"},
 	"opt.clock.60":                {"+1 min", "+1 мин"},
 	"opt.clock.120":               {"+2 min", "+2 мин"},
@@ -40,7 +39,6 @@ var keysMessages = map[string]message{
 	"stored.forever":         {"for ever", "навсегда"},
 	"stored.kv-down":         {"Redis does not answer: its keys are not shown.", "Redis не отвечает: его ключи не показаны."},
 	"time.units":             {"d h min s", "д ч мин с"},
-	"stored.more":            {"The newest %d of each store are shown.", "Показаны последние %d в каждом хранилище."},
 
 	// the lost charge
 	"lost.title": {"Told “paid”, never charged.", "Сказали «оплачено», но не списали."},

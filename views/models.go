@@ -31,7 +31,6 @@ type KeysView struct {
 	Rows   []KeyRow
 	Clock  int64 // seconds the lab's clock runs ahead
 	KVDown bool  // the key-value store did not answer
-	Most   int   // how many of each store are shown at most
 }
 
 // KeyRow is one idempotency key.

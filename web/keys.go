@@ -32,7 +32,7 @@ func handleClock(engine *sim.Engine) echo.HandlerFunc {
 		if body.AdvanceS == nil {
 			return sim.Invalid(sim.Broke("advance_s", "required"))
 		}
-		now, err := engine.AdvanceClock(c.Request().Context(), labOf(c), clockStep(*body.AdvanceS))
+		now, err := engine.AdvanceClock(c.Request().Context(), labOf(c), *body.AdvanceS)
 		if err != nil {
 			return err
 		}
@@ -40,15 +40,6 @@ func handleClock(engine *sim.Engine) echo.HandlerFunc {
 			Now string `json:"now"`
 		}{now.UTC().Format(time.RFC3339)})
 	}
-}
-
-// clockStep is a number of seconds as a duration, any value out of range
-// kept out of range (AdvanceClock refuses it by name).
-func clockStep(s int64) time.Duration {
-	if s < 0 || s > int64(sim.MaxClockAdvance/time.Second) {
-		return -1
-	}
-	return time.Duration(s) * time.Second
 }
 
 // keyJSON is one idempotency key as the API lists it.
@@ -95,7 +86,7 @@ const kvWait = 300 * time.Millisecond
 
 // keysView is the keys panel of the lab's page.
 func keysView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.KeysView, error) {
-	v := views.KeysView{Clock: int64(l.Clock() / time.Second), Most: pageKeys}
+	v := views.KeysView{Clock: int64(l.Clock() / time.Second)}
 	ks, err := engine.Keys(ctx, l, pageKeys, kvWait)
 	if err != nil && !errors.Is(err, sim.ErrKVDown) {
 		return v, err
@@ -123,9 +114,9 @@ func handleClockForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		s, err := strconv.ParseInt(c.FormValue("advance_s"), 10, 64)
 		if err != nil {
-			s = -1
+			s = 0 // not a number: refused by name, as out of range
 		}
-		if _, err := engine.AdvanceClock(c.Request().Context(), l, clockStep(s)); err != nil {
+		if _, err := engine.AdvanceClock(c.Request().Context(), l, s); err != nil {
 			return refuseErr(c, err)
 		}
 		return answer(c, engine, hub, l)

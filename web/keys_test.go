@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,26 +13,20 @@ import (
 	"idemlab/sim"
 )
 
-// keysOf reads GET …/keys.
-func (s *testServer) keysOf(lab string) (keys []struct {
+// apiKey is one key as GET …/keys lists it.
+type apiKey struct {
 	Key    string `json:"key"`
 	Store  string `json:"store"`
 	State  string `json:"state"`
 	TTLMS  *int64 `json:"ttl_ms"`
 	LockMS *int64 `json:"lock_ms"`
-}) {
+}
+
+// keysOf reads GET …/keys.
+func (s *testServer) keysOf(lab string) []apiKey {
 	s.tb.Helper()
 	r := s.must(http.StatusOK, "GET", lab+"/keys", "")
-	var body struct {
-		Keys json.RawMessage `json:"keys"`
-	}
-	if err := json.Unmarshal(r.Body, &body); err != nil {
-		s.tb.Fatal(err)
-	}
-	if err := json.Unmarshal(body.Keys, &keys); err != nil {
-		s.tb.Fatal(err)
-	}
-	return keys
+	return decode[struct{ Keys []apiKey }](s.tb, r.Body).Keys
 }
 
 func lastAttempt(op sim.Operation) sim.Attempt { return op.Attempts[len(op.Attempts)-1] }

@@ -118,32 +118,30 @@ func (s *Store) SetNX(ctx context.Context, lab, key, value string, ttl time.Dura
 // Entry is one key of a lab as the store has it now.
 type Entry struct {
 	Key string        // as the client sent it
-	TTL time.Duration // left; 0 when the key is gone (expired)
-	Set time.Time     // when it was last asked for
+	TTL time.Duration // left; 0 when the key is gone (expired), -1 when it has no expiry
 }
 
 // Keys lists the lab's newest `most` keys with the time each has left,
 // newest first; a key that has expired is listed with TTL 0 until the index
 // forgets it (it keeps the newest maxIndex keys, for indexLife).
 func (s *Store) Keys(ctx context.Context, lab string, most int) ([]Entry, error) {
-	zs, err := s.rdb.ZRevRangeWithScores(ctx, index(lab), 0, int64(most-1)).Result()
+	ks, err := s.rdb.ZRevRange(ctx, index(lab), 0, int64(most-1)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDown, err)
 	}
-	ttls := make([]*redis.DurationCmd, len(zs))
+	ttls := make([]*redis.DurationCmd, len(ks))
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, z := range zs {
-			ttls[i] = p.PTTL(ctx, z.Member.(string))
+		for i, k := range ks {
+			ttls[i] = p.PTTL(ctx, k)
 		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDown, err)
 	}
 	prefix := Key(lab, "")
-	out := make([]Entry, len(zs))
-	for i, z := range zs {
-		k := z.Member.(string)
-		out[i] = Entry{Key: k[len(prefix):], Set: time.UnixMilli(int64(z.Score))}
+	out := make([]Entry, len(ks))
+	for i, k := range ks {
+		out[i] = Entry{Key: k[len(prefix):]}
 		switch ttl := ttls[i].Val(); {
 		case ttl > 0:
 			out[i].TTL = ttl
