@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,9 +40,35 @@ func (t *selfTarget) get() (string, http.RoundTripper) {
 	return t.base, t.rt
 }
 
-// keyFor returns the Idempotency-Key the client sends with one attempt of op,
+// draws is the lab's randomness for one attempt of an operation (n), or for
+// the operation itself (n = 0), put to one use: a source keyed by the lab's
+// seed and the numbers, so that what is drawn never depends on which process
+// draws it, in what order, or on what the lab drew before. The same seed and
+// the same actions give the same keys, fates and backoffs.
+func draws(seed int64, seq, n int, use string) *mrand.ChaCha8 {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[0:], uint64(seed))
+	binary.LittleEndian.PutUint64(key[8:], uint64(seq))
+	binary.LittleEndian.PutUint64(key[16:], uint64(n))
+	copy(key[24:], use)
+	return mrand.NewChaCha8(key)
+}
+
+// The uses of draws.
+const (
+	drawKey     = "key"
+	drawFate    = "fate"
+	drawBackoff = "backoff"
+)
+
+// newUUID is a random UUID from src.
+func newUUID(src *mrand.ChaCha8) string {
+	return uuid.Must(uuid.NewRandomFromReader(src)).String()
+}
+
+// keyFor returns the Idempotency-Key the client sends with attempt n of op,
 // by the operation's key strategy; nil when it sends none.
-func (e *Engine) keyFor(l *Lab, op *Operation, withKey bool) *string {
+func keyFor(seed int64, op *Operation, n int, withKey bool) *string {
 	if !withKey {
 		return nil
 	}
@@ -49,7 +76,7 @@ func (e *Engine) keyFor(l *Lab, op *Operation, withKey bool) *string {
 	case KeyUUID:
 		return op.Key
 	case KeyUUIDPerRequest:
-		k := l.newUUID()
+		k := newUUID(draws(seed, op.Seq, n, drawKey))
 		return &k
 	case KeyNatural:
 		k := op.OrderID
@@ -62,28 +89,17 @@ func (e *Engine) keyFor(l *Lab, op *Operation, withKey bool) *string {
 	return nil
 }
 
-func (l *Lab) newUUID() string {
-	var id uuid.UUID
-	l.draw(func(_ *mrand.Rand, src *mrand.ChaCha8) {
-		id = uuid.Must(uuid.NewRandomFromReader(src))
-	})
-	return id.String()
-}
-
-// nextFate is the fate of a new attempt under the lab's network setting.
-func (l *Lab) nextFate(f Fate) Fate {
+// fateOf is the fate of attempt n of op under the network setting f.
+func fateOf(seed int64, op *Operation, n int, f Fate) Fate {
 	if f != FateRandom {
 		return f
 	}
-	var out Fate
-	l.draw(func(r *mrand.Rand, _ *mrand.ChaCha8) { // ok 40% of the time, each failure 15%
-		if x := r.IntN(20); x < 8 {
-			out = FateOK
-		} else {
-			out = Fates[1+(x-8)/3]
-		}
-	})
-	return out
+	// ok 40% of the time, each failure 15%
+	if x := mrand.New(draws(seed, op.Seq, n, drawFate)).IntN(20); x < 8 {
+		return FateOK
+	} else {
+		return Fates[1+(x-8)/3]
+	}
 }
 
 // attemptState is an attempt while it runs: the client's side and the
@@ -97,14 +113,20 @@ type attemptState struct {
 	version    int // of a, as saved: a later save never loses to an earlier
 }
 
-// begin records a new attempt of op, numbered after the last one.
-func (e *Engine) begin(ctx context.Context, l *Lab, op *Operation, key *string, fate Fate) (*attemptState, error) {
-	a := Attempt{Key: key, Fate: fate, Outcome: OutcomePending, StartedAt: e.now().UTC(), Deliveries: []Delivery{}}
+// begin records a new attempt of op, numbered after the last one, with its
+// key and its fate under the network setting f.
+func (e *Engine) begin(ctx context.Context, l *Lab, op *Operation, withKey bool, f Fate) (*attemptState, error) {
+	seed := l.Settings().Seed
+	a := Attempt{Outcome: OutcomePending, StartedAt: e.now().UTC(), Deliveries: []Delivery{}}
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `
-INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at)
-VALUES (?1, ?2, (SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE lab_id = ?1 AND op_id = ?2), ?3, ?4, ?5, ?6)
-RETURNING n`, l.ID, op.ID, key, fate, a.Outcome, a.StartedAt.Format(time.RFC3339Nano)).Scan(&a.N)
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE lab_id = ? AND op_id = ?`, l.ID, op.ID).Scan(&a.N); err != nil {
+			return err
+		}
+		a.Key, a.Fate = keyFor(seed, op, a.N, withKey), fateOf(seed, op, a.N, f)
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			l.ID, op.ID, a.N, a.Key, a.Fate, a.Outcome, a.StartedAt.Format(time.RFC3339Nano))
+		return err
 	})
 	if err != nil {
 		return nil, e.failed(l, "client: begin attempt of "+op.ID, err)

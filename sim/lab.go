@@ -3,12 +3,9 @@ package sim
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,16 +18,12 @@ const DemoLab = "demo"
 // What a lab is set to (its settings and lesson) is an immutable snapshot,
 // replaced whole after the transaction that changed it commits: readers
 // never wait, neither on a lock nor on the store, and no lock of the lab is
-// ever held while the store is used. The only lock, rngMu, guards the lab's
-// random source for the moment of a draw.
+// ever held while the store is used. Its randomness is a function of its
+// seed (draws), not a source it keeps.
 type Lab struct {
 	ID string
 
 	state atomic.Pointer[labState]
-
-	rngMu sync.Mutex
-	src   *mrand.ChaCha8 // the lab's seeded randomness; also the source of its UUIDs
-	rng   *mrand.Rand
 
 	// turn lets one lesson action (a set-up or a step) run at a time: a
 	// token, taken with the caller's context, not a lock.
@@ -56,7 +49,6 @@ type labState struct {
 func newLab(id string, st labState, perLab int64) *Lab {
 	l := &Lab{ID: id, turn: make(chan struct{}, 1), inFlight: slots{max: perLab}}
 	l.state.Store(&st)
-	l.reseed(st.settings.Seed)
 	return l
 }
 
@@ -79,24 +71,6 @@ func (l *Lab) publish(st labState) {
 			return
 		}
 	}
-}
-
-// reseed restarts the lab's random source from seed.
-func (l *Lab) reseed(seed int64) {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], uint64(seed))
-	copy(key[8:], "idempotency-lab")
-	l.rngMu.Lock()
-	defer l.rngMu.Unlock()
-	l.src = mrand.NewChaCha8(key)
-	l.rng = mrand.New(l.src)
-}
-
-// draw runs f with the lab's random source, alone.
-func (l *Lab) draw(f func(r *mrand.Rand, src *mrand.ChaCha8)) {
-	l.rngMu.Lock()
-	defer l.rngMu.Unlock()
-	f(l.rng, l.src)
 }
 
 // takeTurn waits for the lab's lesson turn, or for ctx to end.
@@ -174,13 +148,12 @@ func (e *Engine) gone(l *Lab, err error) error {
 	return err
 }
 
-// UpdateSettings merges p into the lab's settings and stores them. A new
-// seed restarts the lab's random source.
+// UpdateSettings merges p into the lab's settings and stores them.
 func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (Settings, error) {
 	if _, err := l.Settings().Apply(p); err != nil {
 		return Settings{}, err // refused before it queues for the writer
 	}
-	prev, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
+	_, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
 		s, err := cur.settings.Apply(p)
 		if err != nil {
 			return err
@@ -196,17 +169,15 @@ func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (S
 		}
 		return Settings{}, fmt.Errorf("engine: save settings of %s: %w", l.ID, err)
 	}
-	if next.settings.Seed != prev.settings.Seed {
-		l.reseed(next.settings.Seed)
-	}
 	s := next.settings
 	e.emit(Event{Lab: l.ID, Kind: EventSettings, Settings: &s})
 	return s, nil
 }
 
 // Reset empties the lab's payments, idempotency records and history, keeps
-// its settings, and restarts its random source from the seed. A lesson's
-// step that is running ends first; the lesson must then be set up again.
+// its settings, and numbers its operations from 1 again, so that its seed
+// draws the same as before. A lesson's step that is running ends first; the
+// lesson must then be set up again.
 func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 	release, err := l.takeTurn(ctx)
 	if err != nil {
@@ -218,7 +189,7 @@ func (e *Engine) Reset(ctx context.Context, l *Lab) error {
 
 // reset is Reset for a caller that has the lab's turn.
 func (e *Engine) reset(ctx context.Context, l *Lab) error {
-	_, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
+	_, _, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
 		for _, r := range e.rooms {
 			if err := r.Reset(ctx, tx, l.ID); err != nil {
 				return err
@@ -236,7 +207,6 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 		}
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)
 	}
-	l.reseed(next.settings.Seed)
 	e.answers.forget(l.ID)
 	e.forgetKeys(ctx, l.ID)
 	e.emit(Event{Lab: l.ID, Kind: EventReset})

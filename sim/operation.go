@@ -110,10 +110,6 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 	}
 	defer done()
 	op := &Operation{ID: "op-" + newToken()[:16], OrderID: r.OrderID, Amount: r.Amount, Method: method, KeyStrategy: s.KeyStrategy, CreatedAt: e.now().UTC()}
-	if s.KeyStrategy == KeyUUID {
-		k := l.newUUID()
-		op.Key = &k
-	}
 	err = e.store.tx(ctx, func(tx *sql.Tx) error {
 		a := Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}
 		if method != http.MethodPost {
@@ -124,6 +120,10 @@ func (e *Engine) StartOperation(ctx context.Context, l *Lab, r OperationRequest)
 		}
 		if err := tx.QueryRowContext(ctx, `UPDATE lab_counts SET op_seq = op_seq + 1 WHERE lab_id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
 			return err
+		}
+		if s.KeyStrategy == KeyUUID {
+			k := newUUID(draws(s.Seed, op.Seq, 0, drawKey))
+			op.Key = &k
 		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO operations (lab_id, id, seq, order_id, amount, method, key_strategy, key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -195,7 +195,7 @@ func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, with
 	}
 	prev := time.Duration(s.Retry.BaseMS) * time.Millisecond
 	for k := 1; ; k++ {
-		as, err := e.begin(ctx, l, op, e.keyFor(l, op, withKey), l.nextFate(fate))
+		as, err := e.begin(ctx, l, op, withKey, fate)
 		if err != nil {
 			return err
 		}
@@ -204,8 +204,7 @@ func (e *Engine) run(ctx context.Context, l *Lab, op *Operation, fate Fate, with
 		if !retryable(status, err) || k >= tries || s.Retry.Mode != RetryAuto || ctx.Err() != nil {
 			return nil
 		}
-		var wait time.Duration
-		l.draw(func(r *mrand.Rand, _ *mrand.ChaCha8) { wait = s.Retry.Backoff(k, prev, r) })
+		wait := s.Retry.Backoff(k, prev, mrand.New(draws(s.Seed, op.Seq, as.a.N, drawBackoff)))
 		prev = wait
 		// Retry-After is honoured, up to the policy's cap.
 		wait = max(wait, min(after, time.Duration(s.Retry.CapMS)*time.Millisecond))
@@ -260,7 +259,7 @@ func (e *Engine) Race(ctx context.Context, l *Lab, opID string, n int) (Operatio
 	defer stop()
 	attempts := make([]*attemptState, n)
 	for i := range attempts { // keys and fates drawn in order: the race repeats with the seed
-		if attempts[i], err = e.begin(ctx, l, &op, e.keyFor(l, &op, true), l.nextFate(s.Network)); err != nil {
+		if attempts[i], err = e.begin(ctx, l, &op, true, s.Network); err != nil {
 			return Operation{}, err
 		}
 	}
