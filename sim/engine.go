@@ -114,6 +114,7 @@ type Engine struct {
 	mailExternal bool           // Config.SMTP: no mailbox of ours hears them
 	relayWake    chan struct{}  // a message waits in the outbox (notify.go)
 	consumers    consumers      // the labs whose consumer runs
+	cluster      *cluster       // PostgreSQL: the other processes hear of our events
 
 	self   selfTarget
 	ctx    context.Context // ends when the engine closes
@@ -145,6 +146,13 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
+	if cfg.Store.pool != nil { // expiry and lock timeouts go by the database's clock
+		if err := cfg.Store.measureSkew(ctx); err != nil {
+			return nil, err
+		}
+		local := cfg.Now
+		cfg.Now = func() time.Time { return local().Add(cfg.Store.Skew()) }
+	}
 	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, cfg: cfg,
 		labs: labCache{m: map[string]*Lab{}}, inFlight: slots{max: int64(cfg.MaxInFlight)},
 		rooms: append(defaultRooms(), cfg.Rooms...), relayWake: make(chan struct{}, 1)}
@@ -155,6 +163,10 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.start(ctx); err != nil {
 		e.cancel()
 		return nil, err
+	}
+	if err := e.startCluster(ctx); err != nil {
+		e.cancel()
+		return nil, fmt.Errorf("engine: listen to other processes: %w", err)
 	}
 	e.spawn(e.janitor)
 	if err := e.startParts(ctx); err != nil {
@@ -194,9 +206,6 @@ func (e *Engine) startParts(ctx context.Context) error {
 			return fmt.Errorf("broker: %w", err)
 		}
 		e.broker = b
-		if err := e.resumeConsumers(ctx); err != nil {
-			return err
-		}
 		e.spawn(e.relay)
 	}
 	return nil
@@ -247,13 +256,29 @@ func (e *Engine) Observe(f func(Event)) {
 	e.observers = append(e.observers, f)
 }
 
+// emit tells the observers of an event of this process, and the other
+// processes on the database.
 func (e *Engine) emit(ev Event) {
-	e.obsMu.RLock()
-	defer e.obsMu.RUnlock()
-	if len(e.observers) == 0 {
+	if e.cluster == nil && !e.observed() {
 		return
 	}
 	ev.At = e.now()
+	e.tell(ev)
+	if e.cluster != nil {
+		e.cluster.announce(ev)
+	}
+}
+
+func (e *Engine) observed() bool {
+	e.obsMu.RLock()
+	defer e.obsMu.RUnlock()
+	return len(e.observers) > 0
+}
+
+// tell calls the observers with an event.
+func (e *Engine) tell(ev Event) {
+	e.obsMu.RLock()
+	defer e.obsMu.RUnlock()
 	for _, f := range e.observers {
 		f(ev)
 	}

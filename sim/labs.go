@@ -45,7 +45,30 @@ const purgeChunk = 500
 // start creates the demo lab if missing, mends what a crash left behind
 // (attempts that never ended, claims of the lab's own API held by the dead
 // process, scenario labs half built, labs half removed) and counts the labs.
+// Of several processes on one database, only one that starts alone mends:
+// what looks unfinished to a process that joins others is theirs, running.
 func (e *Engine) start(ctx context.Context) error {
+	if err := e.mend(ctx); err != nil {
+		return err
+	}
+	if err := e.store.join(ctx); err != nil {
+		return err
+	}
+	return e.recount(ctx)
+}
+
+// recount reads how many labs the database holds.
+func (e *Engine) recount(ctx context.Context) error {
+	var n int64
+	if err := e.store.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM labs`).Scan(&n); err != nil {
+		return fmt.Errorf("engine: count the labs: %w", err)
+	}
+	e.labs.count.Store(n)
+	return nil
+}
+
+// mend is start's first part: the demo lab, and what a crash left.
+func (e *Engine) mend(ctx context.Context) error {
 	now := e.now()
 	err := e.store.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO labs (id, settings, created_at, kind, touched_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -61,6 +84,9 @@ func (e *Engine) start(ctx context.Context) error {
 			if err := e.record(ctx, tx, DemoLab, Action{Kind: "base", Base: &base}); err != nil {
 				return err
 			}
+		}
+		if !e.store.Alone() {
+			return nil
 		}
 		// Nothing is in flight in a process that has just started.
 		if _, err := tx.ExecContext(ctx, `
@@ -80,6 +106,9 @@ WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 	if err != nil {
 		return fmt.Errorf("engine: start: %w", err)
 	}
+	if !e.store.Alone() {
+		return nil
+	}
 	leftovers, err := e.labIDs(ctx, `SELECT id FROM labs WHERE kind IN (?, ?)`, kindBuilding, kindDoomed)
 	if err != nil {
 		return fmt.Errorf("engine: start: %w", err)
@@ -89,11 +118,6 @@ WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 			return fmt.Errorf("engine: start: remove %s: %w", id, err)
 		}
 	}
-	var n int64
-	if err := e.store.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM labs`).Scan(&n); err != nil {
-		return fmt.Errorf("engine: start: %w", err)
-	}
-	e.labs.count.Store(n)
 	return nil
 }
 
@@ -309,10 +333,20 @@ func (e *Engine) janitor() {
 
 // Sweep does the housekeeping once: writes when labs were last used,
 // deletes expired idempotency records, removes labs idle past
-// Config.LabIdle and lets idle labs go from memory.
+// Config.LabIdle and lets idle labs go from memory. Of several processes on
+// one database, the leader alone expires; each reads the database's clock
+// and its count of labs afresh.
 func (e *Engine) Sweep(ctx context.Context) error {
 	now := e.now()
-	return errors.Join(e.flushTouches(ctx, now), e.expireRecords(ctx, now), e.expireLabs(ctx, now), e.expireComparisons(ctx, now), e.evict(now))
+	errs := []error{e.flushTouches(ctx, now)}
+	if e.store.lead(ctx) {
+		errs = append(errs, e.expireRecords(ctx, now), e.expireLabs(ctx, now), e.expireComparisons(ctx, now))
+	}
+	errs = append(errs, e.evict(now))
+	if e.store.pool != nil {
+		errs = append(errs, e.store.measureSkew(ctx), e.recount(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // flushTouches writes touched_at of the labs used since it was last written.

@@ -60,13 +60,26 @@ func (e *Engine) notifyAfter(ctx context.Context, tx *sql.Tx, l *Lab, s Settings
 // relay publishes the messages the outbox holds, oldest first, each once
 // (twice under the fate "duplicate-publish": the producer's own retry after
 // a lost publish ack), and starts the consumers of their labs. It runs until
-// the engine closes, woken by each new message and every second.
+// the engine closes, woken by each new message and every second. Of several
+// processes on one database, the leader's relay alone publishes: from the
+// moment it leads, it first resumes the consumers of the messages left
+// unacknowledged, then publishes.
 func (e *Engine) relay() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	leading := false
 	for {
-		if err := e.publishPending(e.ctx); err != nil && e.ctx.Err() == nil {
-			e.log.Warn("relay", "err", err)
+		if !leading && e.store.lead(e.ctx) {
+			if err := e.resumeConsumers(e.ctx); err != nil && e.ctx.Err() == nil {
+				e.log.Warn("relay: resume the consumers", "err", err)
+			} else {
+				leading = true
+			}
+		}
+		if leading {
+			if err := e.publishPending(e.ctx); err != nil && e.ctx.Err() == nil {
+				e.log.Warn("relay", "err", err)
+			}
 		}
 		select {
 		case <-e.ctx.Done():

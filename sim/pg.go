@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,11 +29,27 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// writeLock is the advisory lock every writing transaction of every
-// process takes first: one writer at a time on the shared ledger, as on
-// SQLite, so that a lab's numbering (its payments, attempts, emails) never
-// collides across processes. Each process still commits in groups.
-const writeLock = 7_347_120_425
+// The advisory locks of the lab's processes on one database.
+const (
+	// writeLock is taken first by every writing transaction of every
+	// process: one writer at a time on the shared ledger, as on SQLite, so
+	// that a lab's numbering (its payments, attempts, emails) never
+	// collides across processes. Each process still commits in groups.
+	writeLock = 7_347_120_425
+	// migrateLock: processes starting together apply the schema once.
+	migrateLock = 7_347_120_426
+	// processLock is held shared by every running process for its life. A
+	// process that starts and gets it exclusively is alone: it mends what
+	// the last run left (attempts never ended, claims never released)
+	// before it lets others in; one that finds others running mends nothing
+	// of theirs.
+	processLock = 7_347_120_427
+	// leaderLock is held by one process at a time, for its life: the one
+	// that publishes the outbox and expires records, labs and comparisons,
+	// so that each happens once. When it dies, its session ends, and the
+	// next process that asks takes it over.
+	leaderLock = 7_347_120_428
+)
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -59,15 +76,10 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
-	// One lab process per database, for now: a second one would release
-	// the first's outbox claims and run its own relay and expiry. Until the
-	// processes share them (issue 12), the second refuses to start.
 	owner, err := db.Conn(ctx)
+	var alone bool
 	if err == nil {
-		var mine bool
-		if err = owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(7347120427)`).Scan(&mine); err == nil && !mine {
-			err = errors.New("another lab process is running on this database; one process per database for now")
-		}
+		err = owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, processLock).Scan(&alone)
 	}
 	if err != nil {
 		if owner != nil {
@@ -77,7 +89,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{w: db, r: db, pool: pool, owner: owner}
+	s := &Store{w: db, r: db, pool: pool, owner: owner, alone: alone}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -94,13 +106,75 @@ func migratePG(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7347120426)`); err != nil {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrateLock); err != nil {
 		return err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7347120426)`)
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrateLock)
 	_, err = conn.ExecContext(ctx, schemaPG)
 	return err
 }
+
+// Alone reports whether the process started alone on its database (always,
+// on SQLite): then what a last run left unfinished is its to mend.
+func (s *Store) Alone() bool { return s.alone }
+
+// join lets other processes in, once the process has mended what it was
+// alone to mend: it holds the process lock shared from now on. A process
+// that was not alone waits here while one that is mends.
+func (s *Store) join(ctx context.Context) error {
+	if s.pool == nil {
+		return nil
+	}
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	if _, err := s.owner.ExecContext(ctx, `SELECT pg_advisory_lock_shared($1)`, processLock); err != nil {
+		return fmt.Errorf("store: join: %w", err)
+	}
+	if s.alone {
+		if _, err := s.owner.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, processLock); err != nil {
+			return fmt.Errorf("store: join: %w", err)
+		}
+	}
+	return nil
+}
+
+// lead reports whether this process is the one that runs what must run
+// once per database (always, on SQLite), taking the lead if no one has it.
+func (s *Store) lead(ctx context.Context) bool {
+	if s.pool == nil || s.leader.Load() {
+		return true
+	}
+	s.ownerMu.Lock()
+	defer s.ownerMu.Unlock()
+	var got bool
+	if err := s.owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, leaderLock).Scan(&got); err != nil {
+		return false
+	}
+	s.leader.Store(got)
+	return got
+}
+
+// measureSkew reads how far the database's clock is from this process's,
+// so that expiry and lock timeouts go by the database's clock, the one all
+// processes share.
+func (s *Store) measureSkew(ctx context.Context) error {
+	if s.pool == nil {
+		return nil
+	}
+	var db int64
+	t0 := time.Now()
+	if err := s.pool.QueryRow(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&db); err != nil {
+		return fmt.Errorf("store: read the database's clock: %w", err)
+	}
+	t1 := time.Now()
+	mid := t0.Add(t1.Sub(t0) / 2)
+	s.skew.Store(int64(time.UnixMicro(db).Sub(mid)))
+	return nil
+}
+
+// Skew is how far the database's clock runs ahead of this process's (zero
+// on SQLite, whose clock is the process's).
+func (s *Store) Skew() time.Duration { return time.Duration(s.skew.Load()) }
 
 // pgCode is the SQLSTATE of a PostgreSQL error, or "".
 func pgCode(err error) string {

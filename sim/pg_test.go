@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 )
 
@@ -21,9 +20,10 @@ func TestRebind(t *testing.T) {
 	}
 }
 
-// A second lab process on the same PostgreSQL database is refused, naming
-// why, until the first closes.
-func TestOneProcessPerDatabase(t *testing.T) {
+// Processes share one PostgreSQL database: the first to start is alone
+// (it mends what the last run left), the others are not; one of them leads
+// (publishes the outbox, expires), and when it goes another takes over.
+func TestProcessesShareTheDatabase(t *testing.T) {
 	dsn := os.Getenv("IDEMLAB_TEST_POSTGRES")
 	if dsn == "" {
 		if os.Getenv("CI") == "true" {
@@ -32,20 +32,33 @@ func TestOneProcessPerDatabase(t *testing.T) {
 		t.Skip("no PostgreSQL: set IDEMLAB_TEST_POSTGRES=postgres://user@127.0.0.1:PORT/db")
 	}
 	ctx := context.Background()
-	a, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "another lab process") {
-		if b != nil {
-			b.Close()
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("a second process opened the database: %v", err)
+		if err := s.join(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := open()
+	b := open()
+	defer b.Close()
+	if !a.Alone() || b.Alone() {
+		t.Errorf("alone: first %v, second %v; want true, false", a.Alone(), b.Alone())
+	}
+	if !a.lead(ctx) || b.lead(ctx) {
+		t.Fatalf("lead: first %v, second %v; want the first alone", a.lead(ctx), b.lead(ctx))
 	}
 	a.Close()
-	b, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("after the first closed: %v", err)
+	if !b.lead(ctx) {
+		t.Error("the leader closed, and the other process did not take the lead")
 	}
-	b.Close()
+	c := open()
+	defer c.Close()
+	if c.Alone() || c.lead(ctx) {
+		t.Errorf("a process joining a running one: alone %v, leads %v; want neither", c.Alone(), c.lead(ctx))
+	}
 }

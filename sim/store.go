@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,8 +28,12 @@ type Store struct {
 	q  queries
 	tw *writer // runs the writing transactions, committing them in groups
 
-	pool  *pgxpool.Pool // PostgreSQL's (pg.go): w and r are one pool over it
-	owner *sql.Conn     // PostgreSQL: holds the database's one-process lock
+	pool    *pgxpool.Pool // PostgreSQL's (pg.go): w and r are one pool over it
+	ownerMu sync.Mutex    // one statement at a time on owner
+	owner   *sql.Conn     // PostgreSQL: the session that holds the process's locks
+	alone   bool          // no other process ran on the database at the start
+	leader  atomic.Bool   // PostgreSQL: this process holds the leader lock
+	skew    atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
 }
 
 // Open opens (creating if needed) the database at path, or a private
@@ -55,7 +61,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, r: w}
+	s := &Store{w: w, r: w, alone: true}
 	if err := migrate(ctx, w, time.Now()); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: migrate %s: %w", path, err)

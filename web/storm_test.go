@@ -17,6 +17,13 @@ import (
 // from n goroutines over n connections, and counts the statuses.
 func storm(t *testing.T, s *testServer, lab string, n int, key string) map[int]int {
 	t.Helper()
+	return stormOver(t, []*testServer{s}, lab, n, key)
+}
+
+// stormOver is storm with the requests dealt in turn to several servers
+// of one database.
+func stormOver(t *testing.T, servers []*testServer, lab string, n int, key string) map[int]int {
+	t.Helper()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
 	defer client.CloseIdleConnections()
 	start := make(chan struct{})
@@ -25,7 +32,8 @@ func storm(t *testing.T, s *testServer, lab string, n int, key string) map[int]i
 		statuses = map[int]int{}
 		wg       sync.WaitGroup
 	)
-	for range n {
+	for i := range n {
+		s := servers[i%len(servers)]
 		wg.Go(func() {
 			req, _ := http.NewRequest("POST", s.URL+lab+"/charges", strings.NewReader(`{"order_id":"order-42","amount":1500}`))
 			req.Header.Set("Content-Type", "application/json")

@@ -1,0 +1,121 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"idemlab/sim"
+)
+
+// twoProcesses starts two lab servers on one PostgreSQL database, as two
+// processes behind one address run; without PostgreSQL the test skips, or
+// fails under CI=true.
+func twoProcesses(t *testing.T, opts ...func(*serverOpts)) (a, b *testServer) {
+	t.Helper()
+	db := withPostgres(t)
+	a = startServer(t, append([]func(*serverOpts){db}, opts...)...)
+	b = startServer(t, append([]func(*serverOpts){db}, opts...)...)
+	return a, b
+}
+
+// A storm of 500 requests with one key, dealt over two processes: the key
+// holds across them (its constraint lives in the database), exactly one
+// payment under every protection that promises it.
+func TestStormOverTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("storm skipped in -short mode")
+	}
+	a, b := twoProcesses(t)
+	for _, protection := range []string{"unique", "on-conflict", "replay"} {
+		t.Run(protection, func(t *testing.T) {
+			lab := a.newLab(fmt.Sprintf(`{"protection":%q}`, protection))
+			statuses := stormOver(t, []*testServer{a, b}, lab, 500, "storm-key-1")
+			for code, n := range statuses {
+				if code >= 500 {
+					t.Errorf("%d answers with status %d", n, code)
+				}
+			}
+			if statuses[http.StatusCreated] < 1 {
+				t.Errorf("statuses %v: no request charged", statuses)
+			}
+			for _, s := range []*testServer{a, b} {
+				if l := s.ledger(lab); l.Count != 1 || l.Total != 1500 {
+					t.Errorf("after the storm, seen from %s: %d charges, %d ₽; want 1, 1500 (statuses %v)", s.URL, l.Count, l.Total, statuses)
+				}
+			}
+		})
+	}
+}
+
+// What one process does, the other hears at once: a charge made through A
+// is an event in B; settings changed through A are B's the next moment;
+// a reset through A empties B's memory of finished keys, so that B charges
+// the key again instead of replaying a payment that is gone.
+func TestLiveAcrossProcesses(t *testing.T) {
+	a, b := twoProcesses(t)
+	lab := a.newLab(`{"protection":"replay"}`)
+	id := strings.TrimPrefix(lab, "/api/v1/labs/")
+	heard := make(chan sim.Event, 64)
+	b.Engine.Observe(func(ev sim.Event) {
+		if ev.Lab == id {
+			select {
+			case heard <- ev:
+			default:
+			}
+		}
+	})
+	body := `{"order_id":"order-42","amount":1500}`
+	a.must(http.StatusCreated, "POST", lab+"/charges", body, "Idempotency-Key", "k1")
+	waitEvent(t, heard, sim.EventCharge)
+
+	a.must(http.StatusOK, "PATCH", lab+"/settings", `{"protection":"unique","check_gap_ms":7}`)
+	ev := waitEvent(t, heard, sim.EventSettings)
+	if ev.Settings == nil || ev.Settings.Protection != sim.ProtectUnique {
+		t.Errorf("B heard settings %+v, want protection unique", ev.Settings)
+	}
+	got := decode[sim.Settings](t, b.must(http.StatusOK, "GET", lab+"/settings", "").Body)
+	if got.Protection != sim.ProtectUnique || got.CheckGapMS != 7 {
+		t.Errorf("B's settings after A changed them: %s, gap %d; want unique, 7", got.Protection, got.CheckGapMS)
+	}
+
+	a.must(http.StatusOK, "PATCH", lab+"/settings", `{"protection":"replay"}`)
+	waitEvent(t, heard, sim.EventSettings)
+	b.must(http.StatusCreated, "POST", lab+"/charges", body, "Idempotency-Key", "k2")
+	if r := b.do("POST", lab+"/charges", body, "Idempotency-Key", "k2"); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("B's second request with k2: %d, not a replay", r.Status)
+	}
+	a.must(http.StatusNoContent, "POST", lab+"/reset", "")
+	waitEvent(t, heard, sim.EventReset)
+	if r := b.do("POST", lab+"/charges", body, "Idempotency-Key", "k2"); r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") == "true" {
+		t.Errorf("after A's reset, B answered k2 with %d (replayed %q); want a new charge, 201", r.Status, r.Header.Get("Idempotent-Replayed"))
+	}
+	if l := a.ledger(lab); l.Count != 1 {
+		t.Errorf("after the reset and one charge: %d charges, want 1", l.Count)
+	}
+
+	a.must(http.StatusNoContent, "DELETE", lab, "")
+	waitEvent(t, heard, sim.EventGone)
+	if r := b.do("GET", lab+"/settings", ""); r.Status != http.StatusNotFound {
+		t.Errorf("B's answer for the lab A removed: %d, want 404", r.Status)
+	}
+}
+
+// waitEvent waits a few seconds for an event of the kind.
+func waitEvent(t *testing.T, events <-chan sim.Event, kind sim.EventKind) sim.Event {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Kind == kind {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event heard from the other process", kind)
+			return sim.Event{}
+		}
+	}
+}
