@@ -150,6 +150,7 @@ func startChild(tb testing.TB, mode string, args ...string) *child {
 func launch(tb testing.TB, mode string, args ...string) (*child, error) {
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestBenchChild$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Dir = tb.TempDir() // what a child keeps in its working directory (the broker's store on PostgreSQL) stays its own
 	out := &childLog{}
 	cmd.Stdout, cmd.Stderr = out, out
 	stdin, err := cmd.StdinPipe()

@@ -17,6 +17,7 @@ const (
 	EKeyMissing Code = "key-missing" // the protection needs an Idempotency-Key and none came
 	EKeyReused  Code = "key-reused"  // the key was first used with a different request
 	EInFlight   Code = "in-flight"   // the key's first request is still being processed
+	EConflict   Code = "conflict"    // the transaction lost a race the database caught (40001); RetryAfter says when to retry
 	EForbidden  Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
 	ECrashed    Code = "crashed"     // the server died in the middle (server_fault): no answer at all
 	EBusy       Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
@@ -46,7 +47,7 @@ type Error struct {
 	Key        string
 	Args       []any
 	Fields     []FieldError
-	RetryAfter time.Duration // for EInFlight and EBusy: when to try again
+	RetryAfter time.Duration // for EInFlight, EConflict and EBusy: when to try again
 	Limit      string        // for EBusy: the limit reached (max-labs, max-inflight, ...)
 }
 

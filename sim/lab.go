@@ -150,8 +150,10 @@ func (e *Engine) gone(l *Lab, err error) error {
 
 // UpdateSettings merges p into the lab's settings and stores them.
 func (e *Engine) UpdateSettings(ctx context.Context, l *Lab, p SettingsPatch) (Settings, error) {
-	if _, err := l.Settings().Apply(p); err != nil {
+	if s, err := l.Settings().Apply(p); err != nil {
 		return Settings{}, err // refused before it queues for the writer
+	} else if err := e.checkStore(s); err != nil {
+		return Settings{}, err
 	}
 	_, next, err := e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
 		s, err := cur.settings.Apply(p)

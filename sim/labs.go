@@ -171,6 +171,9 @@ func (e *Engine) createLab(ctx context.Context, kind string, s Settings) (*Lab, 
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.checkStore(s); err != nil {
+		return nil, err
+	}
 	if e.labs.count.Add(1) > int64(e.cfg.MaxLabs) {
 		e.labs.count.Add(-1)
 		return nil, Busy("max-labs", e.cfg.SweepEvery, "max-labs", e.cfg.MaxLabs, int(e.cfg.LabIdle.Hours())) // idle labs go at the next sweep

@@ -23,6 +23,7 @@ const (
 	OutcomeDuplicate  Outcome = "duplicate"   // the key was seen: no new payment
 	OutcomeReplayed   Outcome = "replayed"    // the first answer was sent again
 	OutcomeInFlight   Outcome = "in-flight"   // 409: the first request is still running
+	OutcomeConflict   Outcome = "conflict"    // 409: the database failed the transaction (40001): retry
 	OutcomeMismatch   Outcome = "mismatch"    // 422: the key came with another body
 	OutcomeRejected   Outcome = "rejected"    // 400: the request was refused
 	OutcomeFailed     Outcome = "failed"      // the server failed (5xx)
@@ -118,6 +119,8 @@ func (e *Engine) ChargeRequest(ctx context.Context, l *Lab, c Charge) (ChargeRes
 	switch ErrorCode(err) {
 	case EInFlight:
 		ev.Outcome = OutcomeInFlight
+	case EConflict:
+		ev.Outcome = OutcomeConflict
 	case EKeyReused:
 		ev.Outcome = OutcomeMismatch
 	case EKeyMissing, EInvalid:
@@ -238,6 +241,9 @@ func (e *Engine) chargeInsert(ctx context.Context, l *Lab, c Charge, s Settings,
 // key, then, in a separate statement, the INSERT. Two retries that both run
 // their SELECT before either INSERT both charge.
 func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	if c.Key != nil && e.store.postgres() {
+		return e.checkThenInsertTx(ctx, l, c, s)
+	}
 	if c.Key != nil {
 		var n int
 		err := e.store.q.checkKey.QueryRowContext(ctx, l.ID, *c.Key).Scan(&n)
@@ -261,6 +267,57 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 		return ChargeResult{}, charging(c, err)
 	}
 	return e.charged(l, p), nil
+}
+
+// checkThenInsertTx is check-then-insert on PostgreSQL: the SELECT and the
+// INSERT in one transaction at the lab's isolation level. The ledger's
+// write lock is taken after the SELECT and the gap, so that two racers
+// both look before either writes. Under READ COMMITTED both find nothing
+// and both charge; under SERIALIZABLE the second to commit fails with
+// 40001, answered 409 with Retry-After: its retry finds the payment.
+func (e *Engine) checkThenInsertTx(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
+	level := sql.LevelReadCommitted
+	if s.Isolation == IsolationSerializable {
+		level = sql.LevelSerializable
+	}
+	tx, err := e.store.w.BeginTx(ctx, &sql.TxOptions{Isolation: level})
+	if err != nil {
+		return ChargeResult{}, charging(c, err)
+	}
+	defer tx.Rollback() // unless committed: on an error, a crash or a panic
+	var n int
+	if err := in(ctx, tx, e.store.q.checkKey).QueryRowContext(ctx, l.ID, *c.Key).Scan(&n); err != nil {
+		return ChargeResult{}, e.conflict(c, err)
+	}
+	if n > 0 {
+		return duplicate(c), nil
+	}
+	pause(s.CheckGapMS)
+	e.work(s)
+	if _, err := in(ctx, tx, e.store.q.lock).ExecContext(ctx); err != nil {
+		return ChargeResult{}, e.conflict(c, err)
+	}
+	p, err := e.insertPayment(ctx, tx, l, c, nil, false)
+	if err == nil {
+		err = s.crashBeforeCommit()
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return ChargeResult{}, e.conflict(c, e.gone(l, err))
+	}
+	return e.charged(l, p), nil
+}
+
+// conflict is a serialization failure (40001) of the charge's transaction
+// as the lab's error, EConflict: the client should retry in a moment.
+// Other errors are the charge's own.
+func (e *Engine) conflict(c Charge, err error) error {
+	if pgCode(err) == "40001" {
+		return &Error{Code: EConflict, Key: "conflict", Args: []any{keyOf(c)}, RetryAfter: time.Second}
+	}
+	return charging(c, err)
 }
 
 // chargeOnConflict is INSERT … ON CONFLICT (lab, key) DO NOTHING: the
@@ -370,6 +427,14 @@ func (s Settings) crashBeforeCommit() error {
 }
 
 // charging wraps a charge's failure; the server's own crash passes as it is.
+// keyOf is the charge's key as an answer may repeat it.
+func keyOf(c Charge) string {
+	if c.Key == nil {
+		return ""
+	}
+	return clip(*c.Key)
+}
+
 func charging(c Charge, err error) error {
 	if ErrorCode(err) == ECrashed {
 		return err

@@ -70,6 +70,9 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 	if err != nil {
 		return errNoLesson
 	}
+	if ls.Postgres && !e.store.postgres() {
+		return Invalid(Broke("lesson", PostgresOnly))
+	}
 	if _, err := e.UpdateSettings(ctx, l, patchTo(ls.Settings)); err != nil {
 		return err
 	}
@@ -141,7 +144,7 @@ func patchTo(s Settings) SettingsPatch {
 		Protection: &s.Protection, KeyStrategy: &s.KeyStrategy, Network: &s.Network,
 		Retry: &RetryPatch{Mode: &s.Retry.Mode, MaxAttempts: &s.Retry.MaxAttempts, BaseMS: &s.Retry.BaseMS,
 			CapMS: &s.Retry.CapMS, Jitter: &s.Retry.Jitter},
-		ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS,
+		ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS, Isolation: &s.Isolation,
 		KeyTTLS: &s.KeyTTLS, LockTimeoutMS: &s.LockTimeoutMS, ServerFault: &s.ServerFault,
 		Notify: &s.Notify, Delivery: &s.Delivery, ConsumerDedup: &s.ConsumerDedup, PublishDedup: &s.PublishDedup,
 		AckWaitMS: &s.AckWaitMS,

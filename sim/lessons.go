@@ -9,6 +9,7 @@ import "net/http"
 // and CheckLesson reads the ledger to compare.
 type Lesson struct {
 	N        int
+	Postgres bool     // the lesson needs the lab on PostgreSQL
 	Settings Settings // from the defaults; the lab's seed is kept
 	Steps    []Action // "retry" and "race" act on the latest operation
 	Expect   Expect
@@ -60,6 +61,7 @@ func Lessons() []Lesson {
 	hash, uuid := KeyHash, KeyUUID
 	byMessage, yes, no := DedupMessageID, true, false
 	crash, noFault := FaultCrashAfterGuard, FaultNone
+	serializable := IsolationSerializable
 	return []Lesson{{
 		// The article's first listing: no key, no guard; the answer is lost.
 		N: 1,
@@ -214,6 +216,25 @@ func Lessons() []Lesson {
 		Expect: Expect{Charges: 1, Total: 1500,
 			Orders:  []OrderCharges{{"order-42", 0}, {"order-43", 1}},
 			Answers: []Answer{{"order-42", OutcomeDuplicate}, {"order-43", OutcomeCharged}}},
+	}, {
+		// Lesson 3's race in one transaction on PostgreSQL: under READ
+		// COMMITTED both racers' SELECTs find nothing and both charge; under
+		// SERIALIZABLE the database sees that the two cannot have run one
+		// after the other and fails the second with 40001: a 409, and its
+		// retry finds the first's payment.
+		N:        13,
+		Postgres: true,
+		Settings: lessonSettings(func(s *Settings) {
+			s.Protection, s.KeyStrategy, s.CheckGapMS, s.Isolation = ProtectCheckThenInsert, KeyUUID, 300, IsolationReadCommitted
+		}),
+		Steps: []Action{
+			charge("order-42", FateRequestLost), {Kind: "race", N: 2},
+			switchTo(SettingsPatch{Isolation: &serializable}),
+			charge("order-43", FateRequestLost), {Kind: "race", N: 2}, retry(FateOK),
+		},
+		Expect: Expect{Charges: 3, Total: 4500,
+			Orders:  []OrderCharges{{"order-42", 2}, {"order-43", 1}},
+			Answers: []Answer{{"order-43", OutcomeDuplicate}}},
 	}}
 }
 

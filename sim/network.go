@@ -3,12 +3,14 @@ package sim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -167,7 +169,21 @@ func (n *Network) forward(req *http.Request, body []byte) (*http.Response, Deliv
 		return nil, Delivery{}, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return resp, Delivery{Status: resp.StatusCode, Outcome: OutcomeOfMethod(req.Method, resp.StatusCode, resp.Header)}, nil
+	return resp, Delivery{Status: resp.StatusCode, Outcome: OutcomeOfMethod(req.Method, resp.StatusCode, resp.Header, problemSlug(resp.Header, b))}, nil
+}
+
+// problemSlug is the slug of a problem answer's type (RFC 9457), or "".
+func problemSlug(h http.Header, body []byte) string {
+	if !strings.HasPrefix(h.Get("Content-Type"), "application/problem+json") {
+		return ""
+	}
+	var p struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(body, &p) != nil {
+		return ""
+	}
+	return strings.TrimPrefix(p.Type, "/problems/")
 }
 
 func readBody(req *http.Request) ([]byte, error) {

@@ -114,6 +114,25 @@ func migratePG(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
+// postgres reports whether the store is PostgreSQL's.
+func (s *Store) postgres() bool { return s.pool != nil }
+
+// IsPostgres reports whether the lab runs on PostgreSQL.
+func (e *Engine) IsPostgres() bool { return e.store.postgres() }
+
+// PostgresOnly is the rule a setting or a lesson breaks that needs the lab
+// on PostgreSQL.
+const PostgresOnly = "postgres-only"
+
+// checkStore refuses settings the lab's database cannot give: the
+// serializable check-then-insert is PostgreSQL's.
+func (e *Engine) checkStore(s Settings) error {
+	if s.Isolation != IsolationReadCommitted && !e.store.postgres() {
+		return Invalid(Broke("isolation", PostgresOnly))
+	}
+	return nil
+}
+
 // Alone reports whether the process started alone on its database (always,
 // on SQLite): then what a last run left unfinished is its to mend.
 func (s *Store) Alone() bool { return s.alone }

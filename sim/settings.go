@@ -124,6 +124,19 @@ const (
 // ServerFaults lists every server fault.
 var ServerFaults = []ServerFault{FaultNone, FaultCrashAfterGuard}
 
+// Isolation is the level of check-then-insert's transaction, its SELECT
+// and its INSERT in one, on PostgreSQL.
+type Isolation string
+
+// The isolation levels a lab may ask for.
+const (
+	IsolationReadCommitted Isolation = "read-committed" // two racers both find nothing and both charge
+	IsolationSerializable  Isolation = "serializable"   // the database fails one of them (40001)
+)
+
+// Isolations lists every isolation level.
+var Isolations = []Isolation{IsolationReadCommitted, IsolationSerializable}
+
 // Retry modes.
 const (
 	RetryManual = "manual"
@@ -149,6 +162,7 @@ type Settings struct {
 	ClientTimeoutMS int         `json:"client_timeout_ms"`
 	ServerDelayMS   int         `json:"server_delay_ms"` // work inside the charge, before the commit
 	CheckGapMS      int         `json:"check_gap_ms"`    // pause between SELECT and INSERT
+	Isolation       Isolation   `json:"isolation"`       // of check-then-insert's transaction (PostgreSQL)
 	KeyTTLS         int         `json:"key_ttl_s"`
 	LockTimeoutMS   int         `json:"lock_timeout_ms"`
 	Seed            int64       `json:"seed"`
@@ -174,6 +188,7 @@ func DefaultSettings() Settings {
 		ClientTimeoutMS: 1000,
 		ServerDelayMS:   0,
 		CheckGapMS:      100,
+		Isolation:       IsolationReadCommitted,
 		KeyTTLS:         24 * 60 * 60,
 		LockTimeoutMS:   10000,
 		Seed:            42,
@@ -200,6 +215,7 @@ type SettingsPatch struct {
 	ClientTimeoutMS *int           `json:"client_timeout_ms"`
 	ServerDelayMS   *int           `json:"server_delay_ms"`
 	CheckGapMS      *int           `json:"check_gap_ms"`
+	Isolation       *Isolation     `json:"isolation"`
 	KeyTTLS         *int           `json:"key_ttl_s"`
 	LockTimeoutMS   *int           `json:"lock_timeout_ms"`
 	Seed            *int64         `json:"seed"`
@@ -252,6 +268,7 @@ func (s Settings) Apply(p SettingsPatch) (Settings, error) {
 	set(&s.ClientTimeoutMS, p.ClientTimeoutMS)
 	set(&s.ServerDelayMS, p.ServerDelayMS)
 	set(&s.CheckGapMS, p.CheckGapMS)
+	set(&s.Isolation, p.Isolation)
 	set(&s.KeyTTLS, p.KeyTTLS)
 	set(&s.LockTimeoutMS, p.LockTimeoutMS)
 	set(&s.Seed, p.Seed)
@@ -301,6 +318,7 @@ func (s Settings) Validate() error {
 	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
 	between("server_delay_ms", s.ServerDelayMS, 0, 30_000)
 	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
+	oneOf("isolation", string(s.Isolation), Names(Isolations))
 	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
 	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
 	oneOf("server_fault", string(s.ServerFault), Names(ServerFaults))

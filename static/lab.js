@@ -8,7 +8,7 @@
     max_attempts: "MaxAttempts", base_ms: "BaseMS", cap_ms: "CapMS", jitter: "Jitter",
     client_timeout_ms: "ClientTimeoutMS", server_delay_ms: "ServerDelayMS", check_gap_ms: "CheckGapMS",
     notify: "Notify", delivery: "Delivery", consumer_dedup: "ConsumerDedup", ack_wait_ms: "AckWaitMS",
-    language: "Language", server_fault: "ServerFault", key_ttl_s: "KeyTTLS", lock_timeout_ms: "LockTimeoutMS"
+    language: "Language", server_fault: "ServerFault", isolation: "Isolation", key_ttl_s: "KeyTTLS", lock_timeout_ms: "LockTimeoutMS"
   };
   // A change made here wins over news from the stream until the server has
   // it: an event about an older change must not undo a newer one (the form

@@ -19,6 +19,7 @@ var errorPageMessages = map[string]message{
 	"error.lead.validation-error":        {"The request is not valid, so nothing was changed. If it came from a page of the lab, reload the page and try again.", "Запрос составлен неверно, поэтому ничего не изменилось. Если он отправлен со страницы лаборатории, обновите страницу и попробуйте снова."},
 	"error.lead.idempotency-key-missing": {"The charge needs an idempotency key under this protection, and none came. Nothing was charged.", "При этой защите для списания нужен ключ идемпотентности, а его нет. Ничего не списано."},
 	"error.lead.idempotency-key-reused":  {"This idempotency key was first used with a different request. Nothing was charged.", "Этот ключ идемпотентности впервые пришёл с другим запросом. Ничего не списано."},
+	"error.lead.serialization-failure":   {"Another request changed what this one read at the same moment; retry it.", "Другой запрос в тот же момент изменил то, что прочитал этот; повторите его."},
 	"error.lead.request-in-flight":       {"The first request with this key is still being processed.", "Первый запрос с этим ключом ещё обрабатывается."},
 	"error.lead.not-found":               {"There is nothing at this address. Check that it was copied whole.", "По этому адресу ничего нет. Проверьте, что он скопирован целиком."},
 	"error.lead.method-not-allowed":      {"This address exists, but not for this kind of request. Open the lab and use its buttons.", "Этот адрес есть, но не для такого запроса. Откройте лабораторию и воспользуйтесь её кнопками."},

@@ -14,6 +14,7 @@ var errorMessages = map[string]message{
 	"err.no-payment":       {"There is no payment %d in this lab.", "В этой лаборатории нет платежа №%d."},
 	"err.key-missing":      {"This endpoint requires an Idempotency-Key header under the replay protection.", "При защите replay этот эндпоинт требует заголовок Idempotency-Key."},
 	"err.key-reused":       {"The key %q was first used with a different request; a key belongs to one request.", "Ключ %q впервые пришёл с другим запросом; ключ принадлежит одному запросу."},
+	"err.conflict":         {"Another request with key %q changed what this one read at the same moment: the database failed this one's transaction (40001). Retry.", "Другой запрос с ключом %q в тот же момент изменил то, что прочитал этот: база отменила его транзакцию (40001). Повторите."},
 	"err.in-flight":        {"The first request with key %q is still being processed.", "Первый запрос с ключом %q ещё выполняется."},
 	"err.claim-lost":       {"The claim on key %q expired and another request took it over.", "Захват ключа %q истёк, и его перехватил другой запрос."},
 	"err.demo-delete":      {"The shared lab %q cannot be deleted; reset it instead.", "Общую лабораторию %q удалить нельзя; её можно сбросить."},
@@ -26,6 +27,7 @@ var errorMessages = map[string]message{
 
 	"rule.required":         {"is required", "обязательно"},
 	"rule.one-of":           {"must be one of %s", "должно быть одним из: %s"},
+	"rule.postgres-only":    {"needs the lab on PostgreSQL (-db postgres://…)", "нужна лаборатория на PostgreSQL (-db postgres://…)"},
 	"rule.range":            {"must be an integer from %d to %d", "должно быть целым числом от %d до %d"},
 	"rule.not-below":        {"must not be less than %s", "не должно быть меньше, чем %s"},
 	"rule.length":           {"must be %d to %d characters long", "должно быть длиной от %d до %d символов"},

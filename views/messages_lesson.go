@@ -4,7 +4,8 @@ package views
 // the article, their steps and how the ledger compares with the article.
 var lessonMessages = map[string]message{
 	"lesson.title":        {"Guided lessons", "Уроки по шагам"},
-	"lesson.intro":        {"Twelve lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play.", "Двенадцать уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск»."},
+	"lesson.intro":        {"Thirteen lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play. The thirteenth needs the lab on PostgreSQL.", "Тринадцать уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск». Тринадцатому нужна лаборатория на PostgreSQL."},
+	"lesson.postgres":     {"This lesson needs the lab on PostgreSQL: the isolation levels are PostgreSQL's. Start the lab with -db postgres://… to set it up.", "Этому уроку нужна лаборатория на PostgreSQL: уровни изоляции — это PostgreSQL. Запустите лабораторию с -db postgres://…, чтобы его подготовить."},
 	"lesson.choose":       {"Lessons", "Уроки"},
 	"lesson.number":       {"Lesson %d", "Урок %d"},
 	"lesson.close":        {"Close the lesson", "Закрыть урок"},
@@ -45,6 +46,7 @@ var lessonMessages = map[string]message{
 	"lesson.step.race":                {"Send %d retries at the same moment.", "Отправить %d повтора одновременно."},
 	"lesson.step.protection":          {"Switch the protection to %s.", "Переключить защиту: %s."},
 	"lesson.step.key":                 {"Switch the key to %s.", "Переключить ключ: %s."},
+	"lesson.step.isolation":           {"Switch the transaction's isolation to %s.", "Переключить изоляцию транзакции: %s."},
 	"lesson.step.put":                 {"PUT order %s, %s; %s.", "PUT заказа %s, %s; %s."},
 	"lesson.step.delete":              {"DELETE order %s; %s.", "DELETE заказа %s; %s."},
 	"lesson.step.dedup":               {"Switch the consumer's deduplication to %s.", "Переключить дедупликацию у консьюмера: %s."},
@@ -119,6 +121,11 @@ var lessonMessages = map[string]message{
 	"lesson.12.idea": {
 		"The guard is in Redis, the charge in the database: two stores, two steps. The server takes the key, then dies before the payment commits. The key stays, so the retry is told “already done” — and nobody was charged: a lost charge, worse than a double one, because no one notices. Under replay the claim and the payment share one database: the claim stays in flight until its lock times out, then the retry charges once.",
 		"Защита — в Redis, списание — в базе: два хранилища, два шага. Сервер берёт ключ и падает до фиксации платежа. Ключ остаётся, и повтору отвечают «уже выполнено» — а деньги никто не списал: потерянное списание, хуже двойного, потому что его никто не замечает. С replay заявка и платёж живут в одной базе: заявка остаётся «в работе», пока не истечёт блокировка, и тогда повтор списывает один раз.",
+	},
+	"lesson.13.title": {"The race in one transaction: isolation", "Гонка в одной транзакции: изоляция"},
+	"lesson.13.idea": {
+		"Lesson 3's race, with the SELECT and the INSERT in one transaction on PostgreSQL. Under READ COMMITTED each statement sees what was committed before it began: both racers look, both find nothing, both charge. Under SERIALIZABLE the database watches what each transaction read: the second racer's INSERT would make its own SELECT wrong, so PostgreSQL fails it with 40001 — a 409 with Retry-After — and its retry finds the first racer's payment. The protection is real, but it costs retries: UNIQUE is still the simpler guard.",
+		"Гонка из урока 3, но SELECT и INSERT — в одной транзакции PostgreSQL. При READ COMMITTED каждый запрос видит то, что зафиксировано до его начала: оба соперника проверяют, оба ничего не находят, оба списывают. При SERIALIZABLE база следит, что прочитала каждая транзакция: INSERT второго соперника сделал бы его собственный SELECT неверным, и PostgreSQL отменяет его с кодом 40001 — это 409 с Retry-After, — а повтор находит платёж первого. Защита настоящая, но она стоит повторов: UNIQUE по-прежнему проще.",
 	},
 	"lesson.6.title": {"“Already done” or the same answer", "«Уже выполнено» или тот же ответ"},
 	"lesson.6.idea": {

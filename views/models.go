@@ -23,6 +23,7 @@ type LabPage struct {
 	Queue      []MessageView
 	Orders     []OrderRow
 	Keys       KeysView
+	Postgres   bool // the lab runs on PostgreSQL: its isolation can be chosen
 }
 
 // KeysView is where the lab's idempotency keys live and how long each has
@@ -100,6 +101,7 @@ type SettingsView struct {
 	Jitter                           string
 	ClientTimeoutMS                  int
 	ServerDelayMS, CheckGapMS        int
+	Isolation                        string // of check-then-insert's transaction (PostgreSQL)
 	KeyTTLS, LockTimeoutMS           int
 	ServerFault                      string
 	Notify, Delivery, ConsumerDedup  string

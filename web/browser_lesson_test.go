@@ -29,7 +29,7 @@ func TestBrowserLessonsPlay(t *testing.T) {
 			l.do(chromedp.EmulateViewport(1440, 900))
 			l.navigate(l.url + "?lang=" + lang)
 			met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
-			for _, ls := range sim.Lessons() {
+			for _, ls := range l.s.lessons() {
 				// each lesson has the time a tab has: twelve in a row do not
 				ctx, cancel := context.WithTimeout(l.tab, 90*time.Second)
 				defer cancel()

@@ -3,9 +3,12 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"idemlab/sim"
 )
@@ -118,4 +121,21 @@ func waitEvent(t *testing.T, events <-chan sim.Event, kind sim.EventKind) sim.Ev
 			return sim.Event{}
 		}
 	}
+}
+
+// A page connected to process B shows, within a moment, a charge made
+// through process A, and a setting changed there.
+func TestBrowserLiveAcrossProcesses(t *testing.T) {
+	br := browser(t)
+	a, b := twoProcesses(t)
+	prefix := a.newLab("")
+	l := &labTab{t: t, s: b, prefix: prefix, url: b.URL + "/labs/" + path.Base(prefix)}
+	l.tab, l.ctx = newTab(t, br, chromedp.WithNewBrowserContext())
+	l.navigate(l.url)
+	start := time.Now()
+	a.must(http.StatusCreated, "POST", prefix+"/charges", `{"order_id":"order-42","amount":1500}`)
+	l.waitText("total-count", "1")
+	t.Logf("the page on B showed the charge made through A after %s", time.Since(start).Round(time.Millisecond))
+	a.must(http.StatusOK, "PATCH", prefix+"/settings", `{"protection":"unique"}`)
+	l.waitJS(`document.querySelector('[data-testid="protection"]').value === "unique"`, "the page on B to show the protection set through A")
 }

@@ -24,7 +24,7 @@ const pageRows = 100
 // lab's history.
 func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (views.LabPage, error) {
 	s := l.Settings()
-	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s)}
+	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: engine.IsPostgres()}
 	for _, c := range sim.Checklist(s) {
 		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
 	}
@@ -137,8 +137,8 @@ func settingsView(s sim.Settings) views.SettingsView {
 		AutoRetry: s.Retry.Mode == sim.RetryAuto, MaxAttempts: s.Retry.MaxAttempts, BaseMS: s.Retry.BaseMS,
 		CapMS: s.Retry.CapMS, Jitter: string(s.Retry.Jitter), ClientTimeoutMS: s.ClientTimeoutMS,
 		ServerDelayMS: s.ServerDelayMS, CheckGapMS: s.CheckGapMS, KeyTTLS: s.KeyTTLS, LockTimeoutMS: s.LockTimeoutMS,
-		ServerFault: string(s.ServerFault),
-		Notify:      string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
+		ServerFault: string(s.ServerFault), Isolation: string(s.Isolation),
+		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
 		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS, Language: s.Language,
 	}
 }
@@ -389,6 +389,10 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 	p.ClientTimeoutMS = num("client_timeout_ms")
 	p.ServerDelayMS = num("server_delay_ms")
 	p.CheckGapMS = num("check_gap_ms")
+	if v := str("isolation"); v != nil {
+		x := sim.Isolation(*v)
+		p.Isolation = &x
+	}
 	if v := str("notify"); v != nil {
 		x := sim.Notify(*v)
 		p.Notify = &x

@@ -504,7 +504,7 @@ func TestDiagramPlural(t *testing.T) {
 // The machine values that the diagram turns into words through a catalog
 // key: the key's prefix and every value it may be followed by.
 var dgOutcomes = []sim.Outcome{sim.OutcomeNotReached, sim.OutcomePending, sim.OutcomeCharged, sim.OutcomeDuplicate,
-	sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeFailed,
+	sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeFailed,
 	sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent, sim.OutcomeDropped}
 
 func dgDynamicKeys() map[string][]string {

@@ -130,7 +130,7 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			{"protection", string(s.Protection)}, {"key_strategy", string(s.KeyStrategy)}, {"network", string(s.Network)},
 			{"retry", fmt.Sprintf("%s, %d, %d–%d ms, %s", s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter)},
 			{"client_timeout_ms", strconv.Itoa(s.ClientTimeoutMS)}, {"server_delay_ms", strconv.Itoa(s.ServerDelayMS)},
-			{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"key_ttl_s", strconv.Itoa(s.KeyTTLS)},
+			{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"isolation", string(s.Isolation)}, {"key_ttl_s", strconv.Itoa(s.KeyTTLS)},
 			{"lock_timeout_ms", strconv.Itoa(s.LockTimeoutMS)}, {"server_fault", string(s.ServerFault)}, {"seed", strconv.FormatInt(s.Seed, 10)},
 			{"notify", string(s.Notify)}, {"delivery", string(s.Delivery)}, {"consumer_dedup", string(s.ConsumerDedup)},
 			{"publish_dedup", strconv.FormatBool(s.PublishDedup)}, {"ack_wait_ms", strconv.Itoa(s.AckWaitMS)},

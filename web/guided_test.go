@@ -62,7 +62,7 @@ func (p *page) submit(action string, kv ...string) {
 // is "met" only at the end: no lesson's outcome shows before its last step.
 func TestGuidedLessonsThroughForms(t *testing.T) {
 	s := startServer(t, withParts())
-	for _, ls := range sim.Lessons() {
+	for _, ls := range s.lessons() {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
 			p, _ := openPage(t, s, "")
 			form := func(action string, kv ...string) { t.Helper(); p.submit(p.path+action, kv...) }
@@ -238,7 +238,7 @@ func TestLessonRefusals(t *testing.T) {
 // ids, keys and the HTTP header names the article uses.
 func TestRussianLessonsHaveNoEnglish(t *testing.T) {
 	s := startServer(t, withParts())
-	for _, ls := range sim.Lessons() {
+	for _, ls := range s.lessons() {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
 			p, _ := openPage(t, s, "")
 			p.path += "?lang=ru"
@@ -270,7 +270,8 @@ var russianNames = func() map[string]bool {
 	for _, w := range strings.Fields(`Idempotency Lab English COMMIT INSERT SELECT UNIQUE ON CONFLICT DO NOTHING SQL
 		UUID uuid SHA JSON CSV Markdown HTTP ok none check then insert unique on conflict replay per request natural hash
 		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF API RFC
-		SMTP ack id Nats Msg Id JetStream PRIMARY KEY POST PUT DELETE Redis SQLite PX TTL idem`) {
+		SMTP ack id Nats Msg Id JetStream PRIMARY KEY POST PUT DELETE Redis SQLite PX TTL idem PostgreSQL SERIALIZABLE
+		READ COMMITTED SQLSTATE db postgres`) {
 		m[strings.ToLower(w)] = true
 	}
 	return m

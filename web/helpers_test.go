@@ -318,3 +318,15 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// lessons are the lessons the server can set up: those that need
+// PostgreSQL only when it runs on it.
+func (s *testServer) lessons() []sim.Lesson {
+	var out []sim.Lesson
+	for _, ls := range sim.Lessons() {
+		if !ls.Postgres || s.Engine.IsPostgres() {
+			out = append(out, ls)
+		}
+	}
+	return out
+}

@@ -24,6 +24,7 @@ func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Less
 	if err != nil {
 		return v, err
 	}
+	v.Postgres, v.Here = ls.Postgres, engine.IsPostgres()
 	for _, a := range ls.Steps {
 		v.Steps = append(v.Steps, stepWords(a))
 	}
@@ -101,6 +102,8 @@ func stepWords(a sim.Action) views.Msg {
 			return m("lesson.step.protection", m("opt.protection."+string(*p.Protection)))
 		case p.KeyStrategy != nil:
 			return m("lesson.step.key", m("opt.key."+string(*p.KeyStrategy)))
+		case p.Isolation != nil:
+			return m("lesson.step.isolation", m("opt.isolation."+string(*p.Isolation)))
 		case p.ConsumerDedup != nil && p.PublishDedup != nil:
 			return m("lesson.step.dedup-instead", m("opt.dedup."+string(*p.ConsumerDedup)))
 		case p.ConsumerDedup != nil:
@@ -171,6 +174,8 @@ func refuseLesson(c echo.Context, err error) error {
 			return refuse(c, views.M("notice.lesson-setup"))
 		case sim.LessonNotChosen:
 			return refuse(c, views.M("notice.lesson"))
+		case sim.PostgresOnly:
+			return refuse(c, views.M("lesson.postgres"))
 		}
 		return refuse(c, views.M("notice.lesson-number", len(sim.Lessons())))
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"idemlab/sim"
@@ -178,5 +179,71 @@ func TestLesson6UniqueVersusReplay(t *testing.T) {
 				t.Errorf("unique answers %s, want {\"status\":\"duplicate\"} without Idempotent-Replayed", r.Body)
 			}
 		})
+	}
+}
+
+// Lesson 13: the race of lesson 3 in one transaction on PostgreSQL. Under
+// READ COMMITTED both racers find nothing and both charge; under
+// SERIALIZABLE the database fails the second with 40001, answered 409 with
+// Retry-After, and its retry is a duplicate. Ten trials of each, every one
+// as the article says.
+func TestLesson13Isolation(t *testing.T) {
+	s := startServer(t, withPostgres(t))
+	for trial := range 10 {
+		lab := s.newLab(`{"protection":"check-then-insert","key_strategy":"uuid","check_gap_ms":150,"isolation":"read-committed"}`)
+		op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"request-lost"}`)
+		op = decode[sim.Operation](t, s.must(http.StatusOK, "POST", lab+"/operations/"+op.ID+"/race", `{"parallel":2}`).Body)
+		if l := s.ledger(lab); l.Count != 2 {
+			t.Errorf("trial %d, read-committed: %d charges, want 2; outcomes %v", trial, l.Count, outcomes(op))
+		}
+
+		s.must(http.StatusOK, "PATCH", lab+"/settings", `{"isolation":"serializable"}`)
+		op = s.operation(lab, `{"order_id":"order-43","amount":1500,"fate":"request-lost"}`)
+		op = decode[sim.Operation](t, s.must(http.StatusOK, "POST", lab+"/operations/"+op.ID+"/race", `{"parallel":2}`).Body)
+		var charged, conflicts int
+		for _, a := range op.Attempts[1:] {
+			switch {
+			case a.Status == http.StatusCreated && a.Outcome == sim.OutcomeCharged:
+				charged++
+			case a.Status == http.StatusConflict && a.Outcome == sim.OutcomeConflict:
+				conflicts++
+			}
+		}
+		if charged != 1 || conflicts != 1 {
+			t.Errorf("trial %d, serializable: racers %v; want one charged (201), one conflict (409)", trial, outcomes(op))
+		}
+		op = s.retry(lab, op.ID, `{"fate":"ok"}`)
+		if last := op.Attempts[len(op.Attempts)-1]; last.Status != http.StatusOK || last.Outcome != sim.OutcomeDuplicate {
+			t.Errorf("trial %d: the loser's retry got %d %s, want 200 duplicate", trial, last.Status, last.Outcome)
+		}
+		if l := s.ledger(lab); l.Count != 3 || l.Total != 4500 {
+			t.Errorf("trial %d: %d charges, %d ₽; want 3, 4500", trial, l.Count, l.Total)
+		}
+	}
+	// The 409 itself, straight: the problem type, and when to come back.
+	lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":150,"isolation":"serializable"}`)
+	statuses := storm(t, s, lab, 2, "direct-race")
+	if statuses[http.StatusCreated] != 1 || statuses[http.StatusConflict] != 1 {
+		t.Errorf("two direct racers: statuses %v, want one 201 and one 409", statuses)
+	}
+	r := s.do("POST", lab+"/charges", `{"order_id":"order-42","amount":1500}`, "Idempotency-Key", "direct-race")
+	if r.Status != http.StatusOK {
+		t.Errorf("the retry after the race: %d, want 200 duplicate", r.Status)
+	}
+}
+
+// On SQLite there is no isolation to choose: serializable is refused with
+// a 400 naming the setting, and lesson 13 cannot be set up.
+func TestIsolationNeedsPostgres(t *testing.T) {
+	s := startServer(t, withDB(":memory:"))
+	lab := s.newLab("")
+	r := s.do("PATCH", lab+"/settings", `{"isolation":"serializable"}`)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"field":"isolation"`) || !strings.Contains(string(r.Body), "PostgreSQL") {
+		t.Errorf("serializable on SQLite: %d %s; want 400 naming isolation and PostgreSQL", r.Status, r.Body)
+	}
+	s.must(http.StatusOK, "PATCH", lab+"/settings", `{"isolation":"read-committed"}`)
+	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":13}`)
+	if r := s.do("POST", lab+"/lesson/setup", ""); r.Status != http.StatusBadRequest {
+		t.Errorf("set up lesson 13 on SQLite: %d %s; want 400", r.Status, r.Body)
 	}
 }

@@ -71,7 +71,7 @@ func keyWords(k *string) views.Msg {
 
 func outcomeWords(o sim.Outcome) views.Msg {
 	switch o {
-	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight,
+	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict,
 		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown, sim.OutcomeDropped,
 		sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent:
 		return m("log.did." + string(o))
@@ -100,7 +100,7 @@ func chargeText(ev sim.Event) views.Msg {
 		if ev.Payment != nil {
 			return m("log.charge.commit", head, ev.Payment.ID, views.Amount(ev.Payment.Amount))
 		}
-	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeDropped:
+	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeDropped:
 		return m("log.charge."+string(ev.Outcome), head)
 	}
 	return m("log.charge.failed", head)
@@ -135,6 +135,9 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 	add("timeout", prev.ClientTimeoutMS, next.ClientTimeoutMS)
 	add("delay", prev.ServerDelayMS, next.ServerDelayMS)
 	add("gap", prev.CheckGapMS, next.CheckGapMS)
+	if prev.Isolation != next.Isolation {
+		out = append(out, logText{"lab", m("log.setting", m("log.setting.isolation"), m("opt.isolation."+string(prev.Isolation)), m("opt.isolation."+string(next.Isolation)))})
+	}
 	add("ttl", prev.KeyTTLS, next.KeyTTLS)
 	add("lock", prev.LockTimeoutMS, next.LockTimeoutMS)
 	add("seed", prev.Seed, next.Seed)

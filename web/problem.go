@@ -41,7 +41,10 @@ var (
 	probKeyReused = problemType{"idempotency-key-reused", sim.StatusOf(sim.OutcomeMismatch), "Idempotency key reused with a different request",
 		"This key was first used with a different request body. A key names one operation: the server keeps the first request's fingerprint and refuses any other body under the same key, as Stripe and the IETF Idempotency-Key draft do. Use a new key for a new operation.",
 		"Ключ уже использован с другим запросом", "Этот ключ впервые пришёл с другим телом запроса. Ключ обозначает одну операцию: сервер хранит отпечаток первого запроса и отклоняет любое другое тело с тем же ключом — так делают Stripe и черновик IETF Idempotency-Key. Для новой операции нужен новый ключ."}
-	probInFlight = problemType{"request-in-flight", sim.StatusOf(sim.OutcomeInFlight), "A request with this key is still in flight",
+	probConflict = problemType{sim.ProblemConflict, sim.StatusOf(sim.OutcomeConflict), "The transaction lost a race: retry",
+		"Another request changed what this one had read, at the same moment, and the database (PostgreSQL, at the SERIALIZABLE isolation level) could not put the two one after the other: it failed this one's transaction (SQLSTATE 40001) rather than let both charge. Nothing was written. Retry after the number of seconds in the `Retry-After` header: the retry sees what the other request committed.",
+		"Транзакция проиграла гонку: повторите", "Другой запрос в тот же момент изменил то, что прочитал этот, и база (PostgreSQL на уровне изоляции SERIALIZABLE) не смогла выстроить их один за другим: она отменила транзакцию этого запроса (SQLSTATE 40001), а не дала списать обоим. Ничего не записано. Повторите через столько секунд, сколько указано в заголовке `Retry-After`: повтор увидит то, что зафиксировал другой запрос."}
+	probInFlight = problemType{sim.ProblemInFlight, sim.StatusOf(sim.OutcomeInFlight), "A request with this key is still in flight",
 		"The first request with this key is still being processed. Retry after the number of seconds in the `Retry-After` header: you will then get its stored answer. If the first request crashed, its claim expires after the lab's lock timeout and the key can be used again.",
 		"Запрос с этим ключом ещё выполняется", "Первый запрос с этим ключом ещё обрабатывается. Повторите через столько секунд, сколько указано в заголовке `Retry-After`: тогда придёт его сохранённый ответ. Если первый запрос упал, его захват истечёт через таймаут блокировки лаборатории, и ключ снова можно будет использовать."}
 	probNotFound = problemType{"not-found", http.StatusNotFound, "Not found",
@@ -75,7 +78,7 @@ var (
 
 // problemTypes lists every problem type, for the explanation pages.
 func problemTypes() []problemType {
-	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probForbidden, probRateLimited, probBusy, probInternal}
+	return []problemType{probValidation, probKeyMissing, probKeyReused, probInFlight, probConflict, probNotFound, probMethod, probTooLarge, probMediaType, probCrossSite, probForbidden, probRateLimited, probBusy, probInternal}
 }
 
 // Problem is an RFC 9457 problem details object.
@@ -127,6 +130,9 @@ func problemFor(err error) *Problem {
 			q = newProblem(probKeyReused, msg)
 		case sim.EInFlight:
 			q = newProblem(probInFlight, msg)
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EConflict:
+			q = newProblem(probConflict, msg)
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		case sim.EForbidden:
 			q = newProblem(probForbidden, msg)

@@ -105,7 +105,7 @@ func TestPageOffersTheScenario(t *testing.T) {
 func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
 	s := startServer(t, withParts())
 	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, ls := range sim.Lessons() {
+	for _, ls := range s.lessons() {
 		a := s.newLab("")
 		s.must(http.StatusOK, "POST", a+"/lesson", fmt.Sprintf(`{"lesson":%d}`, ls.N))
 		s.must(http.StatusOK, "POST", a+"/lesson/setup", "")
