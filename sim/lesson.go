@@ -47,7 +47,7 @@ func (e *Engine) ChooseLesson(ctx context.Context, l *Lab, n int) error {
 		return err
 	}
 	defer release()
-	if l.Lesson().N == n {
+	if e.lesson(ctx, l).N == n {
 		return nil // a repeated choice changes nothing
 	}
 	st := LessonState{N: n}
@@ -66,7 +66,7 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 		return err
 	}
 	defer release()
-	ls, err := LessonNumber(l.Lesson().N)
+	ls, err := LessonNumber(e.lesson(ctx, l).N)
 	if err != nil {
 		return errNoLesson
 	}
@@ -89,15 +89,16 @@ func (e *Engine) SetUpLesson(ctx context.Context, l *Lab) error {
 
 // StepLesson takes step number at of the lab's lesson, if it is the next one
 // and the lesson is set up. A step asked for again (a retried request, or a
-// second browser pressing Step at the same moment) is not taken twice:
-// ran is false, and nothing changes.
+// second browser pressing Step at the same moment, through this process or
+// another) is not taken twice: ran is false, and nothing changes. The step
+// is claimed in the database before it runs, and given back if it fails.
 func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err error) {
 	release, err := l.takeTurn(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer release()
-	st := l.Lesson()
+	st := e.lesson(ctx, l)
 	ls, err := LessonNumber(st.N)
 	if err != nil {
 		return false, errNoLesson
@@ -111,15 +112,53 @@ func (e *Engine) StepLesson(ctx context.Context, l *Lab, at int) (ran bool, err 
 		return false, nil
 	}
 	a := ls.Steps[st.Next]
+	if ok, err := e.moveStep(ctx, l, st.Next, st.Next+1); !ok || err != nil {
+		return false, err
+	}
 	if err := e.replay(ctx, l, a); err != nil {
+		if _, err := e.moveStep(context.WithoutCancel(ctx), l, st.Next+1, st.Next); err != nil {
+			e.log.Warn("lesson: give the step back", "lab", l.ID, "err", err)
+		}
 		return false, err
 	}
 	st.Next++
-	if err := e.saveLesson(ctx, l, st); err != nil {
-		return true, err
-	}
 	e.emit(Event{Lab: l.ID, Kind: EventLesson, Lesson: &st})
 	return true, nil
+}
+
+// errMoved is what moveStep's transaction fails with when the lesson is
+// no longer where the step expected it.
+var errMoved = errors.New("lesson: moved meanwhile")
+
+// moveStep moves the lab's lesson from step from to step to, in one
+// transaction that reads where the lesson is: of two requests for one
+// step, in any processes, one moves it (ok) and the other finds it moved.
+func (e *Engine) moveStep(ctx context.Context, l *Lab, from, to int) (ok bool, err error) {
+	_, _, err = e.change(ctx, l, func(tx *sql.Tx, cur labState) error {
+		if !cur.lesson.Ready || cur.lesson.Next != from {
+			return errMoved
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE lab_lessons SET next = ? WHERE lab_id = ?`, to, l.ID)
+		return err
+	})
+	if errors.Is(err, errMoved) {
+		e.reload(ctx, l.ID)
+		return false, nil
+	}
+	if err != nil && ErrorCode(err) == EInternal {
+		return false, fmt.Errorf("lesson: take the step of %s: %w", l.ID, err)
+	}
+	return err == nil, err
+}
+
+// lesson is where the lab is in its lesson: as this process keeps it, or,
+// when other processes share the database, as stored (one of them may
+// have moved it a moment ago).
+func (e *Engine) lesson(ctx context.Context, l *Lab) LessonState {
+	if e.store.postgres() {
+		e.reload(ctx, l.ID)
+	}
+	return l.Lesson()
 }
 
 // saveLesson stores where the lab is in its lesson; the caller has the

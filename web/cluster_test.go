@@ -139,3 +139,45 @@ func TestBrowserLiveAcrossProcesses(t *testing.T) {
 	a.must(http.StatusOK, "PATCH", prefix+"/settings", `{"protection":"unique"}`)
 	l.waitJS(`document.querySelector('[data-testid="protection"]').value === "unique"`, "the page on B to show the protection set through A")
 }
+
+// A lesson played through two processes, as a page behind a balancer
+// plays it: each step is taken once wherever it is asked (the same step
+// asked of both at once: one takes it), and the lesson ends as the article
+// says.
+func TestLessonStepsAcrossProcesses(t *testing.T) {
+	a, b := twoProcesses(t)
+	lab := a.newLab("")
+	a.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":13}`)
+	b.must(http.StatusOK, "POST", lab+"/lesson/setup", "")
+	ls, err := sim.LessonNumber(13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ls.Steps {
+		body := fmt.Sprintf(`{"at":%d}`, i)
+		taken := make(chan bool, 2)
+		for _, s := range []*testServer{a, b} {
+			go func() {
+				r := s.do("POST", lab+"/lesson/step", body)
+				taken <- r.Status == http.StatusOK && strings.Contains(string(r.Body), `"taken":true`)
+			}()
+		}
+		if n := btoi(<-taken) + btoi(<-taken); n != 1 {
+			t.Fatalf("step %d asked of both processes at once: taken %d times, want once", i, n)
+		}
+	}
+	got := b.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)
+	if got["state"] != "met" {
+		t.Errorf("after the steps through both processes: %v, want met", got)
+	}
+	if l := a.ledger(lab); l.Count != ls.Expect.Charges || l.Total != ls.Expect.Total {
+		t.Errorf("ledger %d charges, %d ₽; the article: %d, %d", l.Count, l.Total, ls.Expect.Charges, ls.Expect.Total)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
