@@ -246,4 +246,8 @@ func TestIsolationNeedsPostgres(t *testing.T) {
 	if r := s.do("POST", lab+"/lesson/setup", ""); r.Status != http.StatusBadRequest {
 		t.Errorf("set up lesson 13 on SQLite: %d %s; want 400", r.Status, r.Body)
 	}
+	page := string(s.must(http.StatusOK, "GET", "/labs/"+strings.TrimPrefix(lab, "/api/v1/labs/")+"?lang=en", "").Body)
+	if !strings.Contains(page, `data-postgres="yes"`) || !strings.Contains(page, "This lesson needs the lab on PostgreSQL") || strings.Contains(page, `name="isolation"`) {
+		t.Error("the SQLite page of lesson 13 does not say that it needs PostgreSQL, or offers the isolation setting")
+	}
 }
