@@ -1,50 +1,15 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"idemlab/sim/pgtest"
 )
-
-// postgresDB creates a database of its own in the PostgreSQL at
-// $IDEMLAB_TEST_POSTGRES, dropped when the test ends, and returns its
-// address; without it the test skips, or fails under CI=true.
-func postgresDB(tb testing.TB) string {
-	tb.Helper()
-	base := os.Getenv("IDEMLAB_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("IDEMLAB_TEST_POSTGRES is not set: CI must start a PostgreSQL (.ci/run)")
-		}
-		tb.Skip("no PostgreSQL: set IDEMLAB_TEST_POSTGRES=postgres://user@127.0.0.1:PORT/db")
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	name := fmt.Sprintf("k_%d_%d", time.Now().UnixNano(), os.Getpid())
-	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
-		tb.Fatalf("create a database for the test: %v", err)
-	}
-	tb.Cleanup(func() {
-		admin.Exec(`DROP DATABASE ` + name + ` WITH (FORCE)`)
-		admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
 
 // kill -9 one of two lab processes on one PostgreSQL database while both
 // take charges: the other keeps serving; every charge either acknowledged
@@ -55,7 +20,7 @@ func TestKillOneOfTwoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the lab as two child processes")
 	}
-	db := postgresDB(t)
+	db := pgtest.Database(t)
 	a := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
 	b := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
 	lab := postJSON(t, a.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"idemlab/sim"
+	"idemlab/sim/pgtest"
 )
 
 // BenchmarkLoadPostgres measures the lab on PostgreSQL from another process,
@@ -26,7 +27,7 @@ import (
 //
 //	go test -run '^$' -bench LoadPostgres -benchtime 3s .
 func BenchmarkLoadPostgres(b *testing.B) {
-	db := postgresDB(b)
+	db := pgtest.Database(b)
 	l := &pgLoad{}
 	l.procs = []*child{startChild(b, "lab", "-db", db, "-addr", "127.0.0.1:0"), startChild(b, "lab", "-db", db, "-addr", "127.0.0.1:0")}
 	pool, err := pgxpool.New(context.Background(), db)

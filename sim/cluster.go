@@ -44,7 +44,7 @@ type cluster struct {
 // another process does after this one has started goes unheard) and starts
 // the goroutines that hear and send notices.
 func (e *Engine) startCluster(ctx context.Context) error {
-	if e.store.pool == nil {
+	if !e.store.postgres() {
 		return nil
 	}
 	e.cluster = &cluster{id: newToken(), out: make(chan []byte, 1024)}
@@ -122,13 +122,9 @@ func (e *Engine) heard(ctx context.Context, ev Event) {
 		e.reload(ctx, ev.Lab)
 	case EventReset:
 		e.reload(ctx, ev.Lab)
-		e.answers.forget(ev.Lab)
-		e.forgetKeys(ctx, ev.Lab)
+		e.forgetRecords(ctx, ev.Lab)
 	case EventGone:
-		e.labs.mu.Lock()
-		delete(e.labs.m, ev.Lab)
-		e.labs.mu.Unlock()
-		e.answers.forget(ev.Lab)
+		e.drop(ev.Lab)
 		e.stopConsumers([]string{ev.Lab})
 	case EventCharge:
 		if e.broker != nil {
@@ -149,9 +145,7 @@ func (e *Engine) reload(ctx context.Context, id string) {
 	st, err := loadState(ctx, e.store.r, id)
 	switch {
 	case ErrorCode(err) == ENotFound || err == nil && st.kind == kindDoomed:
-		e.labs.mu.Lock()
-		delete(e.labs.m, id)
-		e.labs.mu.Unlock()
+		e.drop(id)
 	case err != nil:
 		if ctx.Err() == nil {
 			e.log.Warn("reload a lab", "lab", id, "err", err)

@@ -146,13 +146,10 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
-	if cfg.Store.pool != nil { // expiry and lock timeouts go by the database's clock
-		if err := cfg.Store.measureSkew(ctx); err != nil {
-			return nil, err
-		}
-		local := cfg.Now
-		cfg.Now = func() time.Time { return local().Add(cfg.Store.Skew()) }
+	if err := cfg.Store.measureSkew(ctx); err != nil { // expiry and lock timeouts go by the database's clock
+		return nil, err
 	}
+	cfg.Now = cfg.Store.clock(cfg.Now)
 	e := &Engine{store: cfg.Store, now: cfg.Now, log: cfg.Logger, cfg: cfg,
 		labs: labCache{m: map[string]*Lab{}}, inFlight: slots{max: int64(cfg.MaxInFlight)},
 		rooms: append(defaultRooms(), cfg.Rooms...), relayWake: make(chan struct{}, 1)}
@@ -259,20 +256,11 @@ func (e *Engine) Observe(f func(Event)) {
 // emit tells the observers of an event of this process, and the other
 // processes on the database.
 func (e *Engine) emit(ev Event) {
-	if e.cluster == nil && !e.observed() {
-		return
-	}
 	ev.At = e.now()
 	e.tell(ev)
 	if e.cluster != nil {
 		e.cluster.announce(ev)
 	}
-}
-
-func (e *Engine) observed() bool {
-	e.obsMu.RLock()
-	defer e.obsMu.RUnlock()
-	return len(e.observers) > 0
 }
 
 // tell calls the observers with an event.

@@ -209,10 +209,26 @@ func (e *Engine) reset(ctx context.Context, l *Lab) error {
 		}
 		return fmt.Errorf("engine: reset %s: %w", l.ID, err)
 	}
-	e.answers.forget(l.ID)
-	e.forgetKeys(ctx, l.ID)
+	e.forgetRecords(ctx, l.ID)
 	e.emit(Event{Lab: l.ID, Kind: EventReset})
 	return nil
+}
+
+// forgetRecords forgets what the engine keeps of a lab's keys outside the
+// ledger (its finished records, its keys in the key-value store): the lab
+// was reset.
+func (e *Engine) forgetRecords(ctx context.Context, id string) {
+	e.answers.forget(id)
+	e.forgetKeys(ctx, id)
+}
+
+// drop lets a lab go from this process's memory, with its finished
+// records: the lab is removed.
+func (e *Engine) drop(id string) {
+	e.labs.mu.Lock()
+	delete(e.labs.m, id)
+	e.labs.mu.Unlock()
+	e.answers.forget(id)
 }
 
 // stamp is the engine's current time as stored in the database.

@@ -85,7 +85,7 @@ func (e *Engine) mend(ctx context.Context) error {
 				return err
 			}
 		}
-		if !e.store.Alone() {
+		if !e.store.alone {
 			return nil
 		}
 		// Nothing is in flight in a process that has just started.
@@ -106,7 +106,7 @@ WHERE finished_at IS NULL`, now.UTC().Format(time.RFC3339Nano)); err != nil {
 	if err != nil {
 		return fmt.Errorf("engine: start: %w", err)
 	}
-	if !e.store.Alone() {
+	if !e.store.alone {
 		return nil
 	}
 	leftovers, err := e.labIDs(ctx, `SELECT id FROM labs WHERE kind IN (?, ?)`, kindBuilding, kindDoomed)
@@ -276,10 +276,7 @@ func (e *Engine) remove(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return noLab(id) // removed meanwhile by another request
 	}
-	e.labs.mu.Lock()
-	delete(e.labs.m, id)
-	e.labs.mu.Unlock()
-	e.answers.forget(id)
+	e.drop(id)
 	e.forgetConsumer(ctx, id)
 	e.forgetKeys(ctx, id)
 	e.emit(Event{Lab: id, Kind: EventGone})
@@ -346,7 +343,7 @@ func (e *Engine) Sweep(ctx context.Context) error {
 		errs = append(errs, e.expireRecords(ctx, now), e.expireLabs(ctx, now), e.expireComparisons(ctx, now))
 	}
 	errs = append(errs, e.evict(now))
-	if e.store.pool != nil {
+	if e.store.postgres() {
 		errs = append(errs, e.store.measureSkew(ctx), e.recount(ctx))
 	}
 	return errors.Join(errs...)

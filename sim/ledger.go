@@ -276,38 +276,32 @@ func (e *Engine) chargeCheckThenInsert(ctx context.Context, l *Lab, c Charge, s 
 // and both charge; under SERIALIZABLE the second to commit fails with
 // 40001, answered 409 with Retry-After: its retry finds the payment.
 func (e *Engine) checkThenInsertTx(ctx context.Context, l *Lab, c Charge, s Settings) (ChargeResult, error) {
-	level := sql.LevelReadCommitted
-	if s.Isolation == IsolationSerializable {
-		level = sql.LevelSerializable
-	}
-	tx, err := e.store.w.BeginTx(ctx, &sql.TxOptions{Isolation: level})
-	if err != nil {
-		return ChargeResult{}, charging(c, err)
-	}
-	defer tx.Rollback() // unless committed: on an error, a crash or a panic
-	var n int
-	if err := in(ctx, tx, e.store.q.checkKey).QueryRowContext(ctx, l.ID, *c.Key).Scan(&n); err != nil {
-		return ChargeResult{}, e.conflict(c, err)
-	}
-	if n > 0 {
-		return duplicate(c), nil
-	}
-	pause(s.CheckGapMS)
-	e.work(s)
-	if _, err := in(ctx, tx, e.store.q.lock).ExecContext(ctx); err != nil {
-		return ChargeResult{}, e.conflict(c, err)
-	}
-	p, err := e.insertPayment(ctx, tx, l, c, nil, false)
-	if err == nil {
-		err = s.crashBeforeCommit()
-	}
-	if err == nil {
-		err = tx.Commit()
-	}
+	var res ChargeResult
+	err := e.store.isolated(ctx, s.Isolation, func(tx *sql.Tx) error {
+		var n int
+		if err := in(ctx, tx, e.store.q.checkKey).QueryRowContext(ctx, l.ID, *c.Key).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			res = duplicate(c)
+			return nil
+		}
+		pause(s.CheckGapMS)
+		e.work(s)
+		if _, err := in(ctx, tx, e.store.q.lock).ExecContext(ctx); err != nil {
+			return err
+		}
+		p, err := e.insertPayment(ctx, tx, l, c, nil, false)
+		if err != nil {
+			return err
+		}
+		res = e.charged(l, p)
+		return s.crashBeforeCommit()
+	})
 	if err != nil {
 		return ChargeResult{}, e.conflict(c, e.gone(l, err))
 	}
-	return e.charged(l, p), nil
+	return res, nil
 }
 
 // conflict is a serialization failure (40001) of the charge's transaction
@@ -426,7 +420,6 @@ func (s Settings) crashBeforeCommit() error {
 	return nil
 }
 
-// charging wraps a charge's failure; the server's own crash passes as it is.
 // keyOf is the charge's key as an answer may repeat it.
 func keyOf(c Charge) string {
 	if c.Key == nil {
@@ -435,6 +428,7 @@ func keyOf(c Charge) string {
 	return clip(*c.Key)
 }
 
+// charging wraps a charge's failure; the server's own crash passes as it is.
 func charging(c Charge, err error) error {
 	if ErrorCode(err) == ECrashed {
 		return err

@@ -114,6 +114,27 @@ func migratePG(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
+// isolated runs fn in a transaction of its own at the isolation level,
+// outside the writer's group commits (whose transactions take the write
+// lock first: fn takes it when it means to write, with q.lock), and
+// commits it when fn returns nil; when fn fails or panics, none of its
+// writes remain. PostgreSQL only.
+func (s *Store) isolated(ctx context.Context, level Isolation, fn func(*sql.Tx) error) error {
+	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	if level == IsolationSerializable {
+		opts.Isolation = sql.LevelSerializable
+	}
+	tx, err := s.w.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // after a commit, a no-op
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // postgres reports whether the store is PostgreSQL's.
 func (s *Store) postgres() bool { return s.pool != nil }
 
@@ -133,15 +154,11 @@ func (e *Engine) checkStore(s Settings) error {
 	return nil
 }
 
-// Alone reports whether the process started alone on its database (always,
-// on SQLite): then what a last run left unfinished is its to mend.
-func (s *Store) Alone() bool { return s.alone }
-
 // join lets other processes in, once the process has mended what it was
 // alone to mend: it holds the process lock shared from now on. A process
 // that was not alone waits here while one that is mends.
 func (s *Store) join(ctx context.Context) error {
-	if s.pool == nil {
+	if !s.postgres() {
 		return nil
 	}
 	s.ownerMu.Lock()
@@ -160,7 +177,7 @@ func (s *Store) join(ctx context.Context) error {
 // lead reports whether this process is the one that runs what must run
 // once per database (always, on SQLite), taking the lead if no one has it.
 func (s *Store) lead(ctx context.Context) bool {
-	if s.pool == nil || s.leader.Load() {
+	if !s.postgres() || s.leader.Load() {
 		return true
 	}
 	s.ownerMu.Lock()
@@ -177,7 +194,7 @@ func (s *Store) lead(ctx context.Context) bool {
 // so that expiry and lock timeouts go by the database's clock, the one all
 // processes share.
 func (s *Store) measureSkew(ctx context.Context) error {
-	if s.pool == nil {
+	if !s.postgres() {
 		return nil
 	}
 	var db int64
@@ -191,9 +208,14 @@ func (s *Store) measureSkew(ctx context.Context) error {
 	return nil
 }
 
-// Skew is how far the database's clock runs ahead of this process's (zero
-// on SQLite, whose clock is the process's).
-func (s *Store) Skew() time.Duration { return time.Duration(s.skew.Load()) }
+// clock is now by the database's clock: the process's, moved by the skew
+// last measured (none on SQLite, whose clock is the process's).
+func (s *Store) clock(now func() time.Time) func() time.Time {
+	if !s.postgres() {
+		return now
+	}
+	return func() time.Time { return now().Add(time.Duration(s.skew.Load())) }
+}
 
 // pgCode is the SQLSTATE of a PostgreSQL error, or "".
 func pgCode(err error) string {

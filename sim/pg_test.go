@@ -2,8 +2,9 @@ package sim
 
 import (
 	"context"
-	"os"
 	"testing"
+
+	"idemlab/sim/pgtest"
 )
 
 func TestRebind(t *testing.T) {
@@ -24,13 +25,7 @@ func TestRebind(t *testing.T) {
 // (it mends what the last run left), the others are not; one of them leads
 // (publishes the outbox, expires), and when it goes another takes over.
 func TestProcessesShareTheDatabase(t *testing.T) {
-	dsn := os.Getenv("IDEMLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("IDEMLAB_TEST_POSTGRES is not set: CI must start a PostgreSQL (.ci/run)")
-		}
-		t.Skip("no PostgreSQL: set IDEMLAB_TEST_POSTGRES=postgres://user@127.0.0.1:PORT/db")
-	}
+	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	open := func() *Store {
 		t.Helper()
@@ -46,8 +41,8 @@ func TestProcessesShareTheDatabase(t *testing.T) {
 	a := open()
 	b := open()
 	defer b.Close()
-	if !a.Alone() || b.Alone() {
-		t.Errorf("alone: first %v, second %v; want true, false", a.Alone(), b.Alone())
+	if !a.alone || b.alone {
+		t.Errorf("alone: first %v, second %v; want true, false", a.alone, b.alone)
 	}
 	if !a.lead(ctx) || b.lead(ctx) {
 		t.Fatalf("lead: first %v, second %v; want the first alone", a.lead(ctx), b.lead(ctx))
@@ -58,7 +53,7 @@ func TestProcessesShareTheDatabase(t *testing.T) {
 	}
 	c := open()
 	defer c.Close()
-	if c.Alone() || c.lead(ctx) {
-		t.Errorf("a process joining a running one: alone %v, leads %v; want neither", c.Alone(), c.lead(ctx))
+	if c.alone || c.lead(ctx) {
+		t.Errorf("a process joining a running one: alone %v, leads %v; want neither", c.alone, c.lead(ctx))
 	}
 }

@@ -31,7 +31,7 @@ type Store struct {
 	pool    *pgxpool.Pool // PostgreSQL's (pg.go): w and r are one pool over it
 	ownerMu sync.Mutex    // one statement at a time on owner
 	owner   *sql.Conn     // PostgreSQL: the session that holds the process's locks
-	alone   bool          // no other process ran on the database at the start
+	alone   bool          // no other process ran on the database at the start (always, on SQLite): what a last run left is this one's to mend
 	leader  atomic.Bool   // PostgreSQL: this process holds the leader lock
 	skew    atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
 }
@@ -109,7 +109,8 @@ func (s *Store) Close() error {
 // tx runs fn in a writing transaction and commits it when fn returns nil;
 // when fn fails or panics, none of its writes remain, and when ctx ends
 // before its turn, it does not run. fn must do all its work through tx: the
-// writer's one connection is busy with it. It is the only way to write.
+// writer's one connection is busy with it. It is the way to write; the one
+// other, isolated (pg.go), is check-then-insert's on PostgreSQL.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return s.tw.run(ctx, fn)
 }

@@ -3,24 +3,20 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
-
 	"idemlab/sim"
+	"idemlab/sim/pgtest"
 	"idemlab/views"
 	"idemlab/web"
 )
@@ -156,25 +152,8 @@ func realServer(tb testing.TB, env, name, example string) string {
 // skips, or fails under CI=true.
 func withPostgres(tb testing.TB) func(*serverOpts) {
 	tb.Helper()
-	base := realServer(tb, "IDEMLAB_TEST_POSTGRES", "PostgreSQL", "postgres://user@127.0.0.1:PORT/db")
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	name := fmt.Sprintf("t_%d_%d", time.Now().UnixNano(), os.Getpid())
-	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
-		tb.Fatalf("create a database for the test: %v", err)
-	}
-	tb.Cleanup(func() {
-		admin.Exec(`DROP DATABASE ` + name + ` WITH (FORCE)`)
-		admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u.Path = "/" + name
-	return func(o *serverOpts) { o.db = u.String() }
+	db := pgtest.Database(tb)
+	return func(o *serverOpts) { o.db = db }
 }
 
 // withRealNATS runs the lab against the real nats-server at
