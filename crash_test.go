@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"idemlab/sim"
 )
 
 // kill -9 between the consumer's commit (its memory of the message and the
@@ -26,7 +24,7 @@ func TestCrashBetweenOutboxAndAck(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "lab.db")
-	t.Setenv(faultEnv, sim.FaultConsumerOutbox)
+	t.Setenv(faultEnv, faultConsumerOutbox)
 	first := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
 	lab := postJSON(t, first.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)
 	api := first.URL + "/api/v1/labs/" + lab
@@ -58,7 +56,7 @@ func TestCrashBetweenOutboxAndAck(t *testing.T) {
 	select {
 	case <-first.done:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the lab did not kill itself at %s:\n%s", sim.FaultConsumerOutbox, first.out.String())
+		t.Fatalf("the lab did not kill itself at %s:\n%s", faultConsumerOutbox, first.out.String())
 	}
 	if len(acked) == 0 {
 		t.Fatal("no charge was acknowledged before the crash")

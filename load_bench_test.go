@@ -46,7 +46,7 @@ const (
 	childEnv    = "IDEMLAB_BENCH_CHILD" // "lab" or "noop": this process is a child of BenchmarkLoad or TestSoak
 	profileEnv  = "IDEMLAB_PROFILE"     // save a CPU profile of the lab under the charge load to this file
 	debugEnv    = "IDEMLAB_DEBUG_ADDR"  // the lab child's -debug address; a free loopback port by default
-	faultEnv    = "IDEMLAB_FAULT"       // where the lab child kills itself (sim.Config.Fault), for TestCrash…
+	faultEnv    = "IDEMLAB_FAULT"       // where the lab child kills itself (childHooks), for TestCrash…
 	loadClients = 16                    // concurrent clients of every load benchmark
 )
 
@@ -77,12 +77,7 @@ func childMain(mode string, args []string) int {
 	var err error
 	switch mode {
 	case "lab":
-		err = run(ctx, append([]string{"idemlab"}, args...), func(k string) string {
-			if k == faultEnv { // the crash test's one variable; nothing else comes from the environment
-				return os.Getenv(k)
-			}
-			return ""
-		}, os.Stdout)
+		err = serve(ctx, append([]string{"idemlab"}, args...), func(string) string { return "" }, os.Stdout, childHooks(os.Getenv(faultEnv)))
 	case "noop":
 		err = serveNoop(ctx, os.Stdout)
 	default:
@@ -93,6 +88,23 @@ func childMain(mode string, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// faultConsumerOutbox is the moment between the consumer's commit (its
+// memory of the message and the email's outbox row) and its ack.
+const faultConsumerOutbox = "consumer-outbox"
+
+// childHooks are the lab child's fault points: where it kills itself
+// (SIGKILL, nothing flushed, as a crash does) for the crash tests.
+func childHooks(fault string) hooks {
+	if fault != faultConsumerOutbox {
+		return hooks{}
+	}
+	return hooks{afterConsumerCommit: func() {
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		select {} // the signal takes a moment: never go past the point
+	}}
 }
 
 // serveNoop serves the floor: it reads the request and answers 200 {}.

@@ -15,7 +15,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/notify"
+	"idemlab/sim/store"
 	"idemlab/views"
 	"idemlab/web"
 )
@@ -23,65 +26,119 @@ import (
 // run starts the lab and serves until ctx ends, then shuts down gracefully:
 // the listener closes, in-flight requests finish, background work stops.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return serve(ctx, args, getenv, stdout, hooks{})
+}
+
+// hooks are the points where a test stops the lab at one exact moment
+// (the crash tests); the lab itself runs with none.
+type hooks struct {
+	afterConsumerCommit func() // between the consumer's commit and its ack
+}
+
+// flags are the lab's command line.
+type flags struct {
+	addr, db, nats, redis, smtp, debug string
+	verbose                            bool
+	labIdle                            time.Duration
+	maxLabs, maxInFlight, maxStreams   int
+}
+
+// parseFlags reads the command line; help is true when -h asked for the
+// usage, which has been written.
+func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (f flags, help bool, err error) {
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	addr := fs.String("addr", envOr(getenv, "IDEMLAB_ADDR", "127.0.0.1:8080"), "address to listen on (env IDEMLAB_ADDR)")
-	dbPath := fs.String("db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, :memory:, or a PostgreSQL URL postgres://user@host/db (env IDEMLAB_DB)")
-	verbose := fs.Bool("v", false, "log every request")
-	labIdle := fs.Duration("lab-idle", sim.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it")
-	maxLabs := fs.Int("max-labs", sim.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
-	maxInFlight := fs.Int("max-inflight", sim.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
-	maxStreams := fs.Int("max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
-	natsURL := fs.String("nats", envOr(getenv, "IDEMLAB_NATS", ""), "an external NATS server for the queue (nats://host:4222); default: one embedded, its store beside the database (env IDEMLAB_NATS)")
-	redisURL := fs.String("redis", envOr(getenv, "IDEMLAB_REDIS", ""), "a real Redis for protection set-nx (redis://host:6379/0); default: one embedded in the process (env IDEMLAB_REDIS)")
-	smtpAddr := fs.String("smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
-	debugAddr := fs.String("debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
+	fs.StringVar(&f.addr, "addr", envOr(getenv, "IDEMLAB_ADDR", "127.0.0.1:8080"), "address to listen on (env IDEMLAB_ADDR)")
+	fs.StringVar(&f.db, "db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, :memory:, or a PostgreSQL URL postgres://user@host/db (env IDEMLAB_DB)")
+	fs.BoolVar(&f.verbose, "v", false, "log every request")
+	fs.DurationVar(&f.labIdle, "lab-idle", labs.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it")
+	fs.IntVar(&f.maxLabs, "max-labs", labs.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
+	fs.IntVar(&f.maxInFlight, "max-inflight", labs.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
+	fs.IntVar(&f.maxStreams, "max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
+	fs.StringVar(&f.nats, "nats", envOr(getenv, "IDEMLAB_NATS", ""), "an external NATS server for the queue (nats://host:4222); default: one embedded, its store beside the database (env IDEMLAB_NATS)")
+	fs.StringVar(&f.redis, "redis", envOr(getenv, "IDEMLAB_REDIS", ""), "a real Redis for protection set-nx (redis://host:6379/0); default: one embedded in the process (env IDEMLAB_REDIS)")
+	fs.StringVar(&f.smtp, "smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
+	fs.StringVar(&f.debug, "debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h asked for the usage, and got it
+			return f, true, nil // -h asked for the usage, and got it
 		}
+		return f, false, err
+	}
+	return f, false, nil
+}
+
+// serve is run, with the test's hooks.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, hk hooks) error {
+	f, help, err := parseFlags(args, getenv, stdout)
+	if err != nil || help {
 		return err
 	}
 	level := slog.LevelInfo
-	if *verbose {
+	if f.verbose {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: level}))
-
-	store, err := sim.Open(ctx, *dbPath)
+	db, err := store.Open(ctx, f.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	queueDir, dbShown := "", *dbPath // with -db :memory: the broker keeps nothing either
-	switch {
-	case sim.IsPostgres(*dbPath):
-		queueDir = "jetstream" // the embedded broker's store, in the working directory
-		if u, err := url.Parse(*dbPath); err == nil {
-			dbShown = u.Redacted() // never a password in the log
+	defer db.Close()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	defer ln.Close()
+	transport := &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+	defer transport.CloseIdleConnections()
+	h, err := house.Open(ctx, houseConfig(f, db, logger, selfURL(ln.Addr().(*net.TCPAddr)), transport, hk))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if f.debug != "" {
+		stopDebug, err := serveDebug(f.debug, logger)
+		if err != nil {
+			return err
 		}
-	case *dbPath != ":memory:":
-		queueDir = filepath.Join(filepath.Dir(*dbPath), "jetstream")
+		defer stopDebug()
 	}
-	engine, err := sim.NewEngine(ctx, sim.Config{Store: store, Logger: logger,
-		LabIdle: *labIdle, MaxLabs: *maxLabs, MaxInFlight: *maxInFlight,
-		Queue: true, NATS: *natsURL, QueueDir: queueDir,
-		Mailbox: true, SMTP: *smtpAddr, Email: views.Email,
-		KV: true, Redis: *redisURL,
-		Fault: getenv("IDEMLAB_FAULT")})
-	if err != nil {
-		return err
-	}
-	defer engine.Close()
+	return listen(ctx, ln, h, web.NewServer(h, logger, web.Options{MaxStreams: f.maxStreams}), logger, shown(f.db))
+}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+// houseConfig is the house the flags describe: the broker's store beside
+// the database (in the working directory for PostgreSQL; nowhere for
+// :memory:, which keeps nothing), every part embedded unless a flag names
+// a real server.
+func houseConfig(f flags, db *store.Store, logger *slog.Logger, self string, rt http.RoundTripper, hk hooks) house.Config {
+	queueDir := ""
+	switch {
+	case store.IsPostgres(f.db):
+		queueDir = "jetstream"
+	case f.db != ":memory:":
+		queueDir = filepath.Join(filepath.Dir(f.db), "jetstream")
 	}
-	self := selfURL(ln.Addr().(*net.TCPAddr))
-	engine.SetSelf(self, &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second})
+	return house.Config{Store: db, Logger: logger,
+		Labs: labs.Config{LabIdle: f.labIdle, MaxLabs: f.maxLabs, MaxInFlight: f.maxInFlight},
+		Notify: notify.Config{WithQueue: true, NATS: f.nats, QueueDir: queueDir, WithMailbox: true, SMTP: f.smtp,
+			Email: views.Email, AfterConsumerCommit: hk.afterConsumerCommit},
+		KV: true, Redis: f.redis, BaseURL: self, Transport: rt}
+}
 
-	handler := web.NewServer(engine, logger, web.Options{MaxStreams: *maxStreams})
+// shown is the database as the log names it: never a password.
+func shown(db string) string {
+	if store.IsPostgres(db) {
+		if u, err := url.Parse(db); err == nil {
+			return u.Redacted()
+		}
+	}
+	return db
+}
+
+// listen serves handler on ln until ctx ends, then shuts down: the
+// simulated clients stop retrying, requests already at the server finish,
+// the live streams end.
+func listen(ctx context.Context, ln net.Listener, h *house.House, handler *web.Server, logger *slog.Logger, db string) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -92,28 +149,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv.RegisterOnShutdown(handler.Close) // live streams end, or Shutdown would wait for them
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", dbShown)
-
-	if *debugAddr != "" {
-		stopDebug, err := serveDebug(*debugAddr, logger)
-		if err != nil {
-			srv.Close()
-			<-served
-			return err
-		}
-		defer stopDebug()
-	}
-
+	logger.Info("idempotency lab listening", "url", "http://"+ln.Addr().String()+"/", "db", db)
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
-	engine.Stop() // simulated clients stop retrying; requests already at the server finish
+	h.Stop()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err := srv.Shutdown(shutdownCtx)
 	handler.Close()
 	if errors.Is(<-served, http.ErrServerClosed) {
 		logger.Info("stopped")

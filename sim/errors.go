@@ -83,6 +83,26 @@ func Busy(limit string, retryAfter time.Duration, key string, args ...any) *Erro
 	return &Error{Code: EBusy, Key: key, Args: args, Limit: limit, RetryAfter: retryAfter}
 }
 
+// NoLab is the error of a lab that does not exist, or no longer does.
+func NoLab(id string) error { return Errorf(ENotFound, "no-lab", Clip(id)) }
+
+// Clip shortens text taken from a request to at most 200 bytes (on a rune
+// boundary), so that an answer never echoes a huge input back.
+func Clip(s string) string {
+	const most = 200
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Quoted lists values as a message shows them: "a", "b", "c".
+func Quoted(vs []string) string { return quoted(vs) }
+
 // quoted lists values as a message shows them: "a", "b", "c".
 func quoted(vs []string) string {
 	out := ""

@@ -19,6 +19,11 @@ const (
 	EventEmail     EventKind = "email"     // the mailbox received an email
 	EventOrder     EventKind = "order"     // an order was set or removed
 	EventClock     EventKind = "clock"     // the lab's clock was moved forward
+
+	// EventStartOver tells a subscriber that events were lost: it fell
+	// behind and its buffer overflowed, or another process's notices went
+	// unheard. Whatever it keeps of any lab is stale: read it all afresh.
+	EventStartOver EventKind = "start-over"
 )
 
 // RetryWait is the progress of an automatic retry loop: attempt Next of Of
@@ -47,6 +52,9 @@ type Event struct {
 	Lesson    *LessonState   // EventLesson: where the lab is in its lesson now
 	Delivery  *DeliveryEvent // EventMessage
 	Subject   string         // EventEmail: the email's subject
+	// Remote marks an event another process on the database reported:
+	// what this process keeps of the lab may be behind it.
+	Remote bool `json:"-"`
 }
 
 // DeliveryEvent is one delivery of a message to the consumer, for the log.

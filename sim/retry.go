@@ -34,9 +34,9 @@ func randBetween(r *mrand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
 }
 
-// retryable reports whether an attempt's result is worth retrying: no answer
+// Retryable reports whether an attempt's result is worth retrying: no answer
 // at all, the key still in flight, or a server failure. A 2xx is done and any
 // other 4xx will not change by asking again.
-func retryable(status int, err error) bool {
+func Retryable(status int, err error) bool {
 	return err != nil || status == 0 || status == 409 || status == 429 || status >= 500
 }

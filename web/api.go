@@ -10,16 +10,20 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/ledger"
 )
 
 const labKey = "lab"
 
 // withLab loads the lab named by the :lab path parameter, or answers 404.
-func withLab(engine *sim.Engine) echo.MiddlewareFunc {
+func withLab(h *house.House) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			l, err := engine.Lab(c.Request().Context(), c.Param("lab"))
+			l, err := h.Labs.Lab(c.Request().Context(), c.Param("lab"))
 			if err != nil {
 				return err
 			}
@@ -29,18 +33,18 @@ func withLab(engine *sim.Engine) echo.MiddlewareFunc {
 	}
 }
 
-func labOf(c echo.Context) *sim.Lab { return c.Get(labKey).(*sim.Lab) }
+func labOf(c echo.Context) *labs.Lab { return c.Get(labKey).(*labs.Lab) }
 
 // healthWait is how long /healthz waits for the ledger to take its write.
 const healthWait = 2 * time.Second
 
 // handleHealth answers 200 when the ledger can be written now, 503 when not
 // (a full disk, a writer stuck): what a load balancer needs to know.
-func handleHealth(engine *sim.Engine) echo.HandlerFunc {
+func handleHealth(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), healthWait)
 		defer cancel()
-		if err := engine.Health(ctx); err != nil {
+		if err := h.Health(ctx); err != nil {
 			c.Response().Header().Set("Retry-After", "5")
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "The ledger cannot be written."})
 		}
@@ -49,18 +53,18 @@ func handleHealth(engine *sim.Engine) echo.HandlerFunc {
 }
 
 // handleDeleteLab removes a private lab and everything in it.
-func handleDeleteLab(engine *sim.Engine) echo.HandlerFunc {
+func handleDeleteLab(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := engine.DeleteLab(c.Request().Context(), c.Param("lab")); err != nil {
+		if err := h.Labs.Delete(c.Request().Context(), c.Param("lab")); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)
 	}
 }
 
-func handleCreateLab(engine *sim.Engine) echo.HandlerFunc {
+func handleCreateLab(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := engine.CreateLab(c.Request().Context())
+		l, err := h.Labs.CreatePrivate(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -76,13 +80,13 @@ func handleGetSettings() echo.HandlerFunc {
 	}
 }
 
-func handlePatchSettings(engine *sim.Engine) echo.HandlerFunc {
+func handlePatchSettings(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var p sim.SettingsPatch
 		if err := decodeJSON(c, &p, false); err != nil {
 			return err
 		}
-		s, err := engine.UpdateSettings(c.Request().Context(), labOf(c), p)
+		s, err := h.Labs.UpdateSettings(c.Request().Context(), labOf(c), p)
 		if err != nil {
 			return err
 		}
@@ -124,7 +128,7 @@ func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
 }
 
 // handleCharge is the protected endpoint: the server the lessons are about.
-func handleCharge(engine *sim.Engine) echo.HandlerFunc {
+func handleCharge(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body chargeBody
 		if err := decodeJSON(c, &body, false); err != nil {
@@ -132,7 +136,7 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 		}
 		var keyErrs []sim.FieldError
 		var key *string
-		switch vals := c.Request().Header.Values("Idempotency-Key"); len(vals) {
+		switch vals := c.Request().Header.Values(api.HeaderKey); len(vals) {
 		case 0:
 		case 1:
 			k, err := sim.ParseKey(vals[0])
@@ -150,8 +154,9 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		ch.Key = key
-		ch.Direct = c.Request().Header.Get(sim.AttemptHeader) == ""
-		res, err := engine.ChargeRequest(c.Request().Context(), labOf(c), ch)
+		ch.Direct = c.Request().Header.Get(api.HeaderAttempt) == ""
+		l := labOf(c)
+		res, err := h.Ledger.Charge(c.Request().Context(), l, ch)
 		if sim.ErrorCode(err) == sim.ECrashed {
 			// The server "dies" with the request in its hands: the
 			// connection drops and no answer, not even a 5xx, goes out.
@@ -160,23 +165,34 @@ func handleCharge(engine *sim.Engine) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		h := c.Response().Header()
-		if res.Replayed {
-			h.Set("Idempotent-Replayed", "true")
-		}
-		if res.Location != "" {
-			h.Set(echo.HeaderLocation, res.Location)
-		}
-		if res.Payment == nil {
-			return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
-		}
-		// A new payment may have a message in the outbox: the relay starts
-		// once the answer is sent, so the email never shares its time.
-		err = c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
-		c.Response().Flush()
-		engine.WakeRelay()
-		return err
+		return chargeAnswer(c, h, l, ch, res)
 	}
+}
+
+// chargeAnswer sends the answer the contract gives the charge's result.
+func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, res ledger.Result) error {
+	var st sim.Stored
+	switch {
+	case res.Replay != nil:
+		st = *res.Replay
+		c.Response().Header().Set(api.HeaderReplayed, "true")
+	case res.Payment != nil:
+		st = api.Charged(l.ID, *res.Payment)
+	default:
+		st = api.Duplicate(ch.Key)
+	}
+	if st.Location != "" {
+		c.Response().Header().Set(echo.HeaderLocation, st.Location)
+	}
+	if res.Payment == nil {
+		return c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
+	}
+	// A new payment may have a message in the outbox: the relay starts
+	// once the answer is sent, so the email never shares its time.
+	err := c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
+	c.Response().Flush()
+	h.Notify.WakeRelay()
+	return err
 }
 
 // intParam reads an optional integer query parameter within [lo, hi].
@@ -192,7 +208,7 @@ func intParam(c echo.Context, name string, def, lo, hi int, fs *[]sim.FieldError
 	return n
 }
 
-func handlePayments(engine *sim.Engine) echo.HandlerFunc {
+func handlePayments(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
 		limit := intParam(c, "limit", 100, 1, 1000, &fs)
@@ -201,11 +217,11 @@ func handlePayments(engine *sim.Engine) echo.HandlerFunc {
 			return sim.Invalid(fs...)
 		}
 		ctx, l := c.Request().Context(), labOf(c)
-		t, err := engine.Totals(ctx, l)
+		t, err := h.Ledger.Totals(ctx, l)
 		if err != nil {
 			return err
 		}
-		ps, err := engine.Payments(ctx, l, limit, offset)
+		ps, err := h.Ledger.Payments(ctx, l, limit, offset)
 		if err != nil {
 			return err
 		}
@@ -218,13 +234,13 @@ func handlePayments(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handlePayment(engine *sim.Engine) echo.HandlerFunc {
+func handlePayment(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 		if err != nil {
 			return sim.Errorf(sim.ENotFound, "There is no payment %q in this lab.", c.Param("id"))
 		}
-		p, err := engine.Payment(c.Request().Context(), labOf(c), id)
+		p, err := h.Ledger.Payment(c.Request().Context(), labOf(c), id)
 		if err != nil {
 			return err
 		}
@@ -236,14 +252,14 @@ func handlePayment(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleOperations(engine *sim.Engine) echo.HandlerFunc {
+func handleOperations(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
 		limit := intParam(c, "limit", 20, 1, 100, &fs)
 		if len(fs) > 0 {
 			return sim.Invalid(fs...)
 		}
-		ops, err := engine.Operations(c.Request().Context(), labOf(c), limit)
+		ops, err := h.Client.Operations(c.Request().Context(), labOf(c), limit)
 		if err != nil {
 			return err
 		}
@@ -254,7 +270,7 @@ func handleOperations(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
+func handleStartOperation(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
 			OrderID *string  `json:"order_id"`
@@ -270,7 +286,7 @@ func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		l := labOf(c)
-		op, err := engine.StartOperation(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate, Method: body.Method})
+		op, err := h.Client.Start(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate, Method: body.Method})
 		if err != nil {
 			return err
 		}
@@ -279,9 +295,9 @@ func handleStartOperation(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleOperation(engine *sim.Engine) echo.HandlerFunc {
+func handleOperation(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		op, err := engine.Operation(c.Request().Context(), labOf(c), c.Param("op"))
+		op, err := h.Client.Operation(c.Request().Context(), labOf(c), c.Param("op"))
 		if err != nil {
 			return err
 		}
@@ -289,7 +305,7 @@ func handleOperation(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleRetry(engine *sim.Engine) echo.HandlerFunc {
+func handleRetry(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		body := struct {
 			WithKey *bool    `json:"with_key"`
@@ -299,7 +315,7 @@ func handleRetry(engine *sim.Engine) echo.HandlerFunc {
 			return err
 		}
 		withKey := body.WithKey == nil || *body.WithKey
-		op, err := engine.Retry(c.Request().Context(), labOf(c), c.Param("op"), withKey, body.Fate)
+		op, err := h.Client.Retry(c.Request().Context(), labOf(c), c.Param("op"), withKey, body.Fate)
 		if err != nil {
 			return err
 		}
@@ -307,7 +323,7 @@ func handleRetry(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleRace(engine *sim.Engine) echo.HandlerFunc {
+func handleRace(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
 			Parallel *int `json:"parallel"`
@@ -318,7 +334,7 @@ func handleRace(engine *sim.Engine) echo.HandlerFunc {
 		if body.Parallel == nil {
 			return sim.Invalid(sim.Broke("parallel", "required"))
 		}
-		op, err := engine.Race(c.Request().Context(), labOf(c), c.Param("op"), *body.Parallel)
+		op, err := h.Client.Race(c.Request().Context(), labOf(c), c.Param("op"), *body.Parallel)
 		if err != nil {
 			return err
 		}
@@ -326,9 +342,9 @@ func handleRace(engine *sim.Engine) echo.HandlerFunc {
 	}
 }
 
-func handleReset(engine *sim.Engine) echo.HandlerFunc {
+func handleReset(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := engine.Reset(c.Request().Context(), labOf(c)); err != nil {
+		if err := h.Labs.Reset(c.Request().Context(), labOf(c)); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)

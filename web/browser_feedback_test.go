@@ -2,13 +2,12 @@ package web_test
 
 import (
 	"fmt"
+	"idemlab/sim/lesson"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"idemlab/sim"
 )
 
 // nearButton is JavaScript that tells whether the notice with the id is
@@ -116,7 +115,7 @@ func TestBrowserLongActionsShowProgress(t *testing.T) {
 	l.waitJS(jsTid("lesson-playing")+`.textContent.trim() === ""`, "Pause to end the announcement")
 
 	// Compare says it runs, then lands on a page of its own; a reload runs nothing.
-	labs := l.s.Engine.LabCount()
+	labs := l.s.House.Labs.Count()
 	// What the button says as the form goes is kept across the navigation
 	// (the page may be gone by the time the click returns).
 	l.do(chromedp.Evaluate[chromedp.Void](`document.addEventListener("submit", () => { const b = ` + jsTid("compare") + `;
@@ -126,7 +125,7 @@ func TestBrowserLongActionsShowProgress(t *testing.T) {
 	if path := eval[string](l, `location.pathname`); !strings.HasPrefix(path, "/compare/") {
 		t.Fatalf("Compare landed on %s, want /compare/{id}", path)
 	}
-	ran := l.s.Engine.LabCount()
+	ran := l.s.House.Labs.Count()
 	if ran <= labs {
 		t.Fatalf("labs %d → %d: the comparison ran no lab", labs, ran)
 	}
@@ -139,7 +138,7 @@ func TestBrowserLongActionsShowProgress(t *testing.T) {
 	if again := eval[string](l, `document.querySelector('[data-testid="compare-grid"]').textContent`); again != grid {
 		t.Errorf("the reloaded comparison shows another grid")
 	}
-	if got := l.s.Engine.LabCount(); got != ran {
+	if got := l.s.House.Labs.Count(); got != ran {
 		t.Errorf("labs %d → %d: reloading the comparison ran it again", ran, got)
 	}
 }
@@ -184,8 +183,8 @@ func TestBrowserLessonNumbersOnOneRow(t *testing.T) {
 	for _, lang := range []string{"en", "ru"} {
 		l.navigate(l.url + "?type=large&lang=" + lang)
 		boxes := eval[[][2]float64](l, `[...document.querySelectorAll('[data-testid="lesson-choose"]')].map(b => { const r = b.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top)]; })`)
-		if len(boxes) != len(sim.Lessons()) {
-			t.Fatalf("%s: %d lesson buttons, want %d", lang, len(boxes), len(sim.Lessons()))
+		if len(boxes) != len(lesson.All()) {
+			t.Fatalf("%s: %d lesson buttons, want %d", lang, len(boxes), len(lesson.All()))
 		}
 		for i, b := range boxes {
 			row, col := i/6, i%6

@@ -3,14 +3,13 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"idemlab/sim/lesson"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"idemlab/sim"
 )
 
 // In both languages, each of the lessons is opened from the panel and
@@ -83,7 +82,7 @@ func TestBrowserLessonsPlay(t *testing.T) {
 }
 
 // hasDouble reports whether the lesson ends with an order charged twice.
-func hasDouble(ls sim.Lesson) bool {
+func hasDouble(ls lesson.Lesson) bool {
 	for _, o := range ls.Expect.Orders {
 		if o.Charges > 1 {
 			return true

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"idemlab/sim"
+	"idemlab/sim/lesson"
 )
 
 // twoProcesses starts two lab servers on one PostgreSQL database, as two
@@ -62,14 +63,18 @@ func TestLiveAcrossProcesses(t *testing.T) {
 	lab := a.newLab(`{"protection":"replay"}`)
 	id := strings.TrimPrefix(lab, "/api/v1/labs/")
 	heard := make(chan sim.Event, 64)
-	b.Engine.Observe(func(ev sim.Event) {
-		if ev.Lab == id {
-			select {
-			case heard <- ev:
-			default:
+	sub := b.House.Bus.Subscribe(256)
+	t.Cleanup(sub.Close)
+	go func() {
+		for ev := range sub.Events() {
+			if ev.Lab == id {
+				select {
+				case heard <- ev:
+				default:
+				}
 			}
 		}
-	})
+	}()
 	body := `{"order_id":"order-42","amount":1500}`
 	a.must(http.StatusCreated, "POST", lab+"/charges", body, "Idempotency-Key", "k1")
 	waitEvent(t, heard, sim.EventCharge)
@@ -149,7 +154,7 @@ func TestLessonStepsAcrossProcesses(t *testing.T) {
 	lab := a.newLab("")
 	a.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":13}`)
 	b.must(http.StatusOK, "POST", lab+"/lesson/setup", "")
-	ls, err := sim.LessonNumber(13)
+	ls, err := lesson.Number(13)
 	if err != nil {
 		t.Fatal(err)
 	}

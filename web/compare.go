@@ -6,6 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/compare"
+	"idemlab/sim/house"
 	"idemlab/views"
 )
 
@@ -13,10 +15,10 @@ import (
 func comparePath(id string) string { return "/compare/" + id }
 
 // compareJSON is a comparison as the API shows it.
-func compareJSON(c sim.Comparison) map[string]any {
+func compareJSON(c compare.Comparison) map[string]any {
 	mail := c.MailCells
 	if mail == nil {
-		mail = []sim.MailCell{}
+		mail = []compare.MailCell{}
 	}
 	return map[string]any{"id": c.ID, "url": comparePath(c.ID), "created_at": c.CreatedAt,
 		"script": scriptView(c.Script), "cells": c.Cells, "mail_cells": mail}
@@ -24,9 +26,9 @@ func compareJSON(c sim.Comparison) map[string]any {
 
 // handleCompareAPI runs the default script side by side → 200 the cells;
 // Location is where the run stays to be read again.
-func handleCompareAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleCompareAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cmp, err := engine.Compare(c.Request().Context(), sim.DefaultScript())
+		cmp, err := h.Compare.Run(c.Request().Context(), sim.DefaultScript())
 		if err != nil {
 			return err
 		}
@@ -36,9 +38,9 @@ func handleCompareAPI(engine *sim.Engine) echo.HandlerFunc {
 }
 
 // handleComparisonAPI reads a comparison made before.
-func handleComparisonAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleComparisonAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cmp, err := engine.Comparison(c.Request().Context(), c.Param("id"))
+		cmp, err := h.Compare.Get(c.Request().Context(), c.Param("id"))
 		if err != nil {
 			return err
 		}
@@ -53,9 +55,9 @@ func scriptView(s sim.Script) map[string]any {
 // handleCompare runs the comparison for the page's button and sends the
 // browser to the run's own address (303): reloaded or shared, the page
 // shows the same run and runs nothing again.
-func handleCompare(engine *sim.Engine) echo.HandlerFunc {
+func handleCompare(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cmp, err := engine.Compare(c.Request().Context(), sim.DefaultScript())
+		cmp, err := h.Compare.Run(c.Request().Context(), sim.DefaultScript())
 		if err != nil {
 			return err
 		}
@@ -64,9 +66,9 @@ func handleCompare(engine *sim.Engine) echo.HandlerFunc {
 }
 
 // handleComparePage is the page of a comparison made before.
-func handleComparePage(engine *sim.Engine) echo.HandlerFunc {
+func handleComparePage(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cmp, err := engine.Comparison(c.Request().Context(), c.Param("id"))
+		cmp, err := h.Compare.Get(c.Request().Context(), c.Param("id"))
 		if err != nil {
 			return err
 		}

@@ -11,13 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"idemlab/sim"
+	"idemlab/sim/compare"
+	"idemlab/sim/labs"
 	"idemlab/web"
 )
 
 // Each cell of the side-by-side grid is what the API gives when the same
 // script is played by hand in a lab with that cell's settings.
 func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{}, web.Options{LabRate: web.Rate{Burst: -1}}), withParts())
+	s := startServer(t, withLimits(labs.Config{}, web.Options{LabRate: web.Rate{Burst: -1}}), withParts())
 	p, _ := openPage(t, s, "")
 	doc, _ := p.compare("")
 	grid := map[string][2]int64{}
@@ -103,14 +105,14 @@ func TestCompareIsAPageWithItsOwnAddress(t *testing.T) {
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	first, loc := p.compare("")
-	labs := s.Engine.LabCount()
+	labs := s.House.Labs.Count()
 	for range 3 {
 		again := getPage(t, http.DefaultClient, s.URL+loc, "en")
 		if a, b := first.Find(`[data-testid="compare-grid"]`).Text(), again.Find(`[data-testid="compare-grid"]`).Text(); a != b || a == "" {
 			t.Errorf("the reloaded page shows another grid:\n%s\nwant\n%s", b, a)
 		}
 	}
-	if got := s.Engine.LabCount(); got != labs {
+	if got := s.House.Labs.Count(); got != labs {
 		t.Errorf("labs %d → %d: reloading the comparison ran it again", labs, got)
 	}
 	if href := first.Find(`[data-testid="compare-link"]`).AttrOr("href", ""); href != loc {
@@ -131,11 +133,11 @@ func TestCompareNamesTheCause(t *testing.T) {
 	p, _ := openPage(t, s, "")
 	doc, _ := p.compare("?lang=en")
 	for cell, want := range map[string][2]string{
-		"none/replay":    {sim.CauseRejected, "no key → 400, nothing charged"},
-		"natural/unique": {sim.CauseRefused, "a purchase refused as a duplicate"},
-		"hash/replay":    {sim.CauseReplayed, "answered with the first one's replay"},
-		"none/none":      {sim.CauseDouble, "double charge"},
-		"uuid/replay":    {sim.CauseRight, "as it should"},
+		"none/replay":    {compare.CauseRejected, "no key → 400, nothing charged"},
+		"natural/unique": {compare.CauseRefused, "a purchase refused as a duplicate"},
+		"hash/replay":    {compare.CauseReplayed, "answered with the first one's replay"},
+		"none/none":      {compare.CauseDouble, "double charge"},
+		"uuid/replay":    {compare.CauseRight, "as it should"},
 	} {
 		k, pr, _ := strings.Cut(cell, "/")
 		c := doc.Find(fmt.Sprintf(`[data-testid="compare-cell"][data-key-strategy=%q][data-protection=%q]`, k, pr))

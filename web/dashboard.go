@@ -12,6 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
 	"idemlab/views"
 )
 
@@ -22,37 +24,37 @@ const pageRows = 100
 // (the newest payments, the first doubly charged orders, the latest
 // operation, the lab's kept counts): a page costs the same whatever the
 // lab's history.
-func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (views.LabPage, error) {
+func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.LabPage, error) {
 	s := l.Settings()
-	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: engine.IsPostgres()}
+	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: h.Store.Postgres()}
 	for _, c := range sim.Checklist(s) {
 		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
 	}
-	ps, err := engine.Payments(ctx, l, pageRows, 0)
+	ps, err := h.Ledger.Payments(ctx, l, pageRows, 0)
 	if err != nil {
 		return p, err
 	}
-	t, err := engine.Totals(ctx, l)
+	t, err := h.Ledger.Totals(ctx, l)
 	if err != nil {
 		return p, err
 	}
-	doubles, err := engine.DoubleCharges(ctx, l, views.MaxDoubles)
+	doubles, err := h.Ledger.DoubleCharges(ctx, l, views.MaxDoubles)
 	if err != nil {
 		return p, err
 	}
 	p.Ledger = ledgerView(ps, t, doubles)
-	if p.Ledger.Lost, p.Ledger.LostCount, err = engine.LostCharges(ctx, l, views.MaxDoubles); err != nil {
+	if p.Ledger.Lost, p.Ledger.LostCount, err = h.Ledger.LostCharges(ctx, l, views.MaxDoubles); err != nil {
 		return p, err
 	}
-	if p.Keys, err = keysView(ctx, engine, l); err != nil {
+	if p.Keys, err = keysView(ctx, h, l); err != nil {
 		return p, err
 	}
-	op, err := engine.Operation(ctx, l, sim.LatestOperation)
+	op, err := h.Client.Operation(ctx, l, sim.LatestOperation)
 	switch {
 	case err == nil:
 		p.Latest = op.ID
 		p.Diagram = diagramOf(&op)
-		ms, err := engine.MessagesOf(ctx, l, &op, 4)
+		ms, err := h.Notify.MessagesOf(ctx, l, &op, 4)
 		if err != nil {
 			return p, err
 		}
@@ -68,7 +70,7 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	default:
 		return p, err
 	}
-	code, actions, ok, err := engine.ScenarioCode(ctx, l)
+	code, actions, ok, err := h.Scenarios.Code(ctx, l)
 	if err != nil {
 		return p, err
 	}
@@ -76,13 +78,13 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 	if ok {
 		p.Scenario = scenarioPath(code)
 	}
-	if p.Lesson, err = lessonView(ctx, engine, l); err != nil {
+	if p.Lesson, err = lessonView(ctx, h, l); err != nil {
 		return p, err
 	}
-	if p.Mailbox, p.Queue, err = mailViews(ctx, engine, l); err != nil {
+	if p.Mailbox, p.Queue, err = mailViews(ctx, h, l); err != nil {
 		return p, err
 	}
-	orders, _, err := engine.Orders(ctx, l, pageMail)
+	orders, _, err := h.Orders.List(ctx, l, pageMail)
 	if err != nil {
 		return p, err
 	}
@@ -97,8 +99,8 @@ func labPage(ctx context.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) (vie
 const pageMail = 50
 
 // mailViews reads the lab's mailbox and queue for the page.
-func mailViews(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.MailboxView, []views.MessageView, error) {
-	mb, err := engine.Mailbox(ctx, l, pageMail)
+func mailViews(ctx context.Context, h *house.House, l *labs.Lab) (views.MailboxView, []views.MessageView, error) {
+	mb, err := h.Notify.Mailbox(ctx, l, pageMail)
 	if err != nil {
 		return views.MailboxView{}, nil, err
 	}
@@ -117,7 +119,7 @@ func mailViews(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.Mailb
 	for _, d := range mb.Doubled {
 		v.Doubled = append(v.Doubled, views.OrderEmails{OrderID: d.OrderID, Emails: d.Emails})
 	}
-	ms, err := engine.Messages(ctx, l, pageMail)
+	ms, err := h.Notify.Messages(ctx, l, pageMail)
 	if err != nil {
 		return v, nil, err
 	}
@@ -167,17 +169,17 @@ func ledgerView(ps []sim.Payment, t sim.Totals, doubles []sim.DoubleCharge) view
 // labBase is the page address of a lab.
 func labBase(id string) string { return views.PagePath(id) }
 
-func handlePage(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handlePage(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("lab")
 		if id == "" {
 			id = sim.DemoLab
 		}
-		l, err := engine.Lab(c.Request().Context(), id)
+		l, err := h.Labs.Lab(c.Request().Context(), id)
 		if err != nil {
 			return err
 		}
-		p, err := labPage(c.Request().Context(), engine, hub, l)
+		p, err := labPage(c.Request().Context(), h, hub, l)
 		if err != nil {
 			return err
 		}
@@ -207,12 +209,12 @@ func largeType(c echo.Context) bool {
 
 // answer ends a form post: htmx gets the lab's regions (every other page
 // gets them over SSE); a plain form post is sent back to the page (303).
-func answer(c echo.Context, engine *sim.Engine, hub *Hub, l *sim.Lab) error {
+func answer(c echo.Context, h *house.House, hub *Hub, l *labs.Lab) error {
 	if c.Request().Header.Get("HX-Request") != "true" {
 		return c.Redirect(http.StatusSeeOther, labBase(l.ID))
 	}
 	ctx := c.Request().Context()
-	p, err := labPage(ctx, engine, hub, l)
+	p, err := labPage(ctx, h, hub, l)
 	if err != nil {
 		return err
 	}
@@ -288,13 +290,13 @@ func refuseErr(c echo.Context, err error) error {
 	return err
 }
 
-func formLab(engine *sim.Engine, c echo.Context) (*sim.Lab, error) {
-	return engine.Lab(c.Request().Context(), c.Param("lab"))
+func formLab(h *house.House, c echo.Context) (*labs.Lab, error) {
+	return h.Labs.Lab(c.Request().Context(), c.Param("lab"))
 }
 
-func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleFireCharge(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
@@ -304,20 +306,20 @@ func handleFireCharge(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		}
 		orderID := c.FormValue("order_id")
 		r := sim.OperationRequest{OrderID: orderID, Amount: amount, Method: c.FormValue("method")}
-		if _, err := engine.StartOperation(c.Request().Context(), l, r); err != nil {
+		if _, err := h.Client.Start(c.Request().Context(), l, r); err != nil {
 			var se *sim.Error
 			if errors.As(err, &se) && len(se.Fields) > 0 && se.Fields[0].Field == "order_id" {
 				return refuse(c, views.M("notice.order-id", orderID))
 			}
 			return refuseErr(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
-func handleSettingsForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleSettingsForm(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
@@ -325,10 +327,10 @@ func handleSettingsForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return refuseErr(c, err)
 		}
-		if _, err := engine.UpdateSettings(c.Request().Context(), l, p); err != nil {
+		if _, err := h.Labs.UpdateSettings(c.Request().Context(), l, p); err != nil {
 			return refuseErr(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
@@ -417,23 +419,23 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 	return p, nil
 }
 
-func handleRetryForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleRetryForm(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
 		withKey := c.FormValue("with_key") != "false"
-		if _, err := engine.Retry(c.Request().Context(), l, sim.LatestOperation, withKey, ""); err != nil {
+		if _, err := h.Client.Retry(c.Request().Context(), l, sim.LatestOperation, withKey, ""); err != nil {
 			return refuseErr(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
-func handleRaceForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleRaceForm(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
@@ -441,29 +443,29 @@ func handleRaceForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return refuse(c, views.M("notice.parallel"))
 		}
-		if _, err := engine.Race(c.Request().Context(), l, sim.LatestOperation, n); err != nil {
+		if _, err := h.Client.Race(c.Request().Context(), l, sim.LatestOperation, n); err != nil {
 			return refuseErr(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
-func handleResetForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleResetForm(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
-		if err := engine.Reset(c.Request().Context(), l); err != nil {
+		if err := h.Labs.Reset(c.Request().Context(), l); err != nil {
 			return err
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
-func handleNewLab(engine *sim.Engine) echo.HandlerFunc {
+func handleNewLab(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := engine.CreateLab(c.Request().Context())
+		l, err := h.Labs.CreatePrivate(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -481,10 +483,10 @@ const sseHeartbeat = 15 * time.Second
 // handleEvents streams the lab's changes as Server-Sent Events. A new stream
 // first gets the whole current state, so a page that reconnects (after a
 // restart of the server, say) catches up at once.
-func handleEvents(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		l, err := engine.Lab(ctx, c.Param("lab"))
+		l, err := h.Labs.Lab(ctx, c.Param("lab"))
 		if err != nil {
 			return err
 		}

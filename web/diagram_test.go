@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"idemlab/sim"
+	"idemlab/sim/client"
 	"idemlab/views"
 )
 
@@ -92,14 +93,14 @@ func TestDiagramAttempts(t *testing.T) {
 		},
 		{
 			name:    "request lost",
-			attempt: sim.Attempt{N: 1, Key: key, Fate: sim.FateRequestLost, Error: dgPtr(sim.ErrRequestLost.Error()), Outcome: sim.OutcomeNotReached, Deliveries: []sim.Delivery{}},
+			attempt: sim.Attempt{N: 1, Key: key, Fate: sim.FateRequestLost, Error: dgPtr(client.ErrRequestLost.Error()), Outcome: sim.OutcomeNotReached, Deliveries: []sim.Delivery{}},
 			marks:   []string{"no-answer"},
 			en:      dgWords{[]string{"request lost"}, "the network lost the request, so the server never saw it"},
 			ru:      dgWords{[]string{"запрос потерялся"}, "сеть потеряла запрос, и сервер его не увидел; клиент не получил ответа."},
 		},
 		{
 			name:     "response lost after the commit",
-			attempt:  sim.Attempt{N: 1, Key: key, Fate: sim.FateResponseLost, Error: dgPtr(sim.ErrResponseLost.Error()), Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
+			attempt:  sim.Attempt{N: 1, Key: key, Fate: sim.FateResponseLost, Error: dgPtr(client.ErrResponseLost.Error()), Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
 			commits:  1,
 			statuses: []string{"201"},
 			marks:    []string{"no-answer"},
@@ -108,14 +109,14 @@ func TestDiagramAttempts(t *testing.T) {
 		},
 		{
 			name:    "slow, the server still working",
-			attempt: sim.Attempt{N: 2, Key: key, Fate: sim.FateSlow, Error: dgPtr(sim.ErrTooSlow.Error()), Outcome: sim.OutcomePending, Deliveries: []sim.Delivery{}},
+			attempt: sim.Attempt{N: 2, Key: key, Fate: sim.FateSlow, Error: dgPtr(client.ErrTooSlow.Error()), Outcome: sim.OutcomePending, Deliveries: []sim.Delivery{}},
 			marks:   []string{"timeout", "server"},
 			en:      dgWords{sentence: "which is still working; the client timed out before the answer came."},
 			ru:      dgWords{sentence: "и тот ещё работает; клиент не дождался ответа: истёк таймаут."},
 		},
 		{
 			name:     "slow, the answer too late",
-			attempt:  sim.Attempt{N: 2, Key: key, Fate: sim.FateSlow, Error: dgPtr(sim.ErrTooSlow.Error()), Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
+			attempt:  sim.Attempt{N: 2, Key: key, Fate: sim.FateSlow, Error: dgPtr(client.ErrTooSlow.Error()), Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
 			commits:  1,
 			statuses: []string{"201"},
 			marks:    []string{"timeout", "late"},
@@ -620,14 +621,14 @@ func TestDiagramCatalog(t *testing.T) {
 // dgStory is an operation with an attempt of every kind the diagram draws.
 func dgStory() *sim.Operation {
 	key := dgPtr(dgKey)
-	errLost, errSlow := dgPtr(sim.ErrResponseLost.Error()), dgPtr(sim.ErrTooSlow.Error())
+	errLost, errSlow := dgPtr(client.ErrResponseLost.Error()), dgPtr(client.ErrTooSlow.Error())
 	return &sim.Operation{ID: "op-7", OrderID: "order-42", Amount: 1500, KeyStrategy: sim.KeyUUID, Attempts: []sim.Attempt{
 		{N: 1, Key: key, Fate: sim.FateResponseLost, Error: errLost, Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
 		{N: 2, Key: key, Fate: sim.FateOK, Status: 200, Outcome: sim.OutcomeDuplicate, Deliveries: []sim.Delivery{dgDelivery(1, 200, sim.OutcomeDuplicate)}},
 		{N: 3, Key: key, Fate: sim.FateDuplicate, Status: 201, Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged), dgDelivery(2, 200, sim.OutcomeDuplicate)}},
 		{N: 4, Key: key, Fate: sim.FateSlow, Error: errSlow, Outcome: sim.OutcomePending, Deliveries: []sim.Delivery{}},
 		{N: 5, Key: key, Fate: sim.FateSlow, Error: errSlow, Outcome: sim.OutcomeCharged, Deliveries: []sim.Delivery{dgDelivery(1, 201, sim.OutcomeCharged)}},
-		{N: 6, Key: key, Fate: sim.FateRequestLost, Error: dgPtr(sim.ErrRequestLost.Error()), Outcome: sim.OutcomeNotReached, Deliveries: []sim.Delivery{}},
+		{N: 6, Key: key, Fate: sim.FateRequestLost, Error: dgPtr(client.ErrRequestLost.Error()), Outcome: sim.OutcomeNotReached, Deliveries: []sim.Delivery{}},
 		{N: 7, Key: key, Fate: sim.FateOK, Status: 409, Outcome: sim.OutcomeInFlight, Deliveries: []sim.Delivery{dgDelivery(1, 409, sim.OutcomeInFlight)}},
 		{N: 8, Key: key, Fate: sim.FateOK, Status: 422, Outcome: sim.OutcomeMismatch, Deliveries: []sim.Delivery{dgDelivery(1, 422, sim.OutcomeMismatch)}},
 		{N: 9, Fate: sim.FateOK, Status: 400, Outcome: sim.OutcomeRejected, Deliveries: []sim.Delivery{dgDelivery(1, 400, sim.OutcomeRejected)}},

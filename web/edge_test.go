@@ -17,7 +17,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"idemlab/sim"
+	"idemlab/sim/labs"
 	"idemlab/web"
 )
 
@@ -25,7 +25,7 @@ import (
 // options (its limits) given.
 func startServerWith(tb testing.TB, opts web.Options) *testServer {
 	tb.Helper()
-	return startServer(tb, withLimits(sim.Config{}, opts))
+	return startServer(tb, withLimits(labs.Config{}, opts))
 }
 
 // from is the server as seen from another client address of the loopback

@@ -14,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
 	"idemlab/views"
 )
 
@@ -24,13 +26,13 @@ const exportLimit = 100_000
 const reportDirect = 50
 
 // handleExportCSV sends the lab's whole ledger as CSV, oldest first.
-func handleExportCSV(engine *sim.Engine) echo.HandlerFunc {
+func handleExportCSV(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := engine.Lab(c.Request().Context(), c.Param("lab"))
+		l, err := h.Labs.Lab(c.Request().Context(), c.Param("lab"))
 		if err != nil {
 			return err
 		}
-		ps, err := engine.Payments(c.Request().Context(), l, exportLimit, 0)
+		ps, err := h.Ledger.Payments(c.Request().Context(), l, exportLimit, 0)
 		if err != nil {
 			return err
 		}
@@ -72,16 +74,16 @@ type history struct {
 	Payments   int64           `json:"payments"`
 	Total      int64           `json:"total"`
 
-	lab *sim.Lab // the lab itself, for what the report says beyond the history
+	lab *labs.Lab // the lab itself, for what the report says beyond the history
 }
 
-func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
+func labHistory(c echo.Context, h *house.House) (history, error) {
 	ctx := c.Request().Context()
-	l, err := engine.Lab(ctx, c.Param("lab"))
+	l, err := h.Labs.Lab(ctx, c.Param("lab"))
 	if err != nil {
 		return history{}, err
 	}
-	ops, err := engine.Operations(ctx, l, exportLimit)
+	ops, err := h.Client.Operations(ctx, l, exportLimit)
 	if err != nil {
 		return history{}, err
 	}
@@ -89,7 +91,7 @@ func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
 	if ops == nil {
 		ops = []sim.Operation{}
 	}
-	t, err := engine.Totals(ctx, l)
+	t, err := h.Ledger.Totals(ctx, l)
 	if err != nil {
 		return history{}, err
 	}
@@ -97,33 +99,33 @@ func labHistory(c echo.Context, engine *sim.Engine) (history, error) {
 }
 
 // handleExportJSON sends the lab's history as JSON.
-func handleExportJSON(engine *sim.Engine) echo.HandlerFunc {
+func handleExportJSON(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h, err := labHistory(c, engine)
+		hist, err := labHistory(c, h)
 		if err != nil {
 			return err
 		}
-		b, err := json.MarshalIndent(h, "", "  ")
+		b, err := json.MarshalIndent(hist, "", "  ")
 		if err != nil {
 			return err
 		}
-		download(c, "history-"+h.Lab+".json")
+		download(c, "history-"+hist.Lab+".json")
 		return c.JSONBlob(http.StatusOK, b)
 	}
 }
 
 // handleExportReport sends a short Markdown report of the session in the
 // page's language: settings, what was done, what came of it, the checklist.
-func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
+func handleExportReport(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h, err := labHistory(c, engine)
+		hist, err := labHistory(c, h)
 		if err != nil {
 			return err
 		}
 		lang := views.LangOf(c.Request().Context())
 		var b strings.Builder
-		s := h.Settings
-		fmt.Fprintf(&b, "# %s\n\n", lang.T("report.title", h.Lab))
+		s := hist.Settings
+		fmt.Fprintf(&b, "# %s\n\n", lang.T("report.title", hist.Lab))
 		fmt.Fprintf(&b, "## %s\n\n", lang.T("report.settings"))
 		fmt.Fprintf(&b, "| | |\n|---|---|\n")
 		for _, row := range [][2]string{
@@ -138,16 +140,16 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			fmt.Fprintf(&b, "| `%s` | `%s` |\n", row[0], row[1])
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("report.actions"))
-		if len(h.Operations) == 0 {
+		if len(hist.Operations) == 0 {
 			fmt.Fprintf(&b, "%s\n", lang.T("log.empty"))
 		}
-		for i, op := range h.Operations {
+		for i, op := range hist.Operations {
 			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, lang.Money(op.Amount), op.KeyStrategy))
 			for _, a := range op.Attempts {
 				fmt.Fprintf(&b, "   - %s\n", lang.Say(attemptText(&a)))
 			}
 		}
-		direct, n, err := engine.DirectCharges(c.Request().Context(), h.lab, reportDirect)
+		direct, n, err := h.Ledger.DirectCharges(c.Request().Context(), hist.lab, reportDirect)
 		if err != nil {
 			return err
 		}
@@ -164,8 +166,8 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 				fmt.Fprintf(&b, "- %s\n", lang.T("report.direct.more", more))
 			}
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", h.Payments, lang.Plural(h.Payments, "ledger.charges"), lang.Money(h.Total)))
-		if mb, err := engine.Mailbox(c.Request().Context(), h.lab, 0); err != nil {
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", hist.Payments, lang.Plural(hist.Payments, "ledger.charges"), lang.Money(hist.Total)))
+		if mb, err := h.Notify.Mailbox(c.Request().Context(), hist.lab, 0); err != nil {
 			return err
 		} else if mb.Count > 0 || s.Notify != sim.NotifyOff {
 			fmt.Fprintf(&b, "\n%s\n", lang.Say(views.M("report.emails", views.Count{N: mb.Count, Key: "mail.count"})))
@@ -173,7 +175,7 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 				fmt.Fprintf(&b, "- `%s` %s\n", d.OrderID, lang.T("mail.alert.line", d.Emails))
 			}
 		}
-		v, err := lessonView(c.Request().Context(), engine, h.lab)
+		v, err := lessonView(c.Request().Context(), h, hist.lab)
 		if err != nil {
 			return err
 		}
@@ -189,7 +191,7 @@ func handleExportReport(engine *sim.Engine) echo.HandlerFunc {
 			}
 			fmt.Fprintf(&b, "- %s **%s** %s\n", lang.T("check.q."+ch.Question), answer, lang.T("check.why."+ch.Why))
 		}
-		download(c, "report-"+h.Lab+".md")
+		download(c, "report-"+hist.Lab+".md")
 		return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(b.String()))
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"idemlab/sim"
+	"idemlab/sim/lesson"
 	"idemlab/views"
 )
 
@@ -193,15 +193,15 @@ func TestLessonRefusals(t *testing.T) {
 		status     int
 		field      string
 	}{
-		{"/lesson/step", `{"at":0}`, http.StatusBadRequest, "lesson"},                                    // no lesson open
-		{"/lesson/setup", ``, http.StatusBadRequest, "lesson"},                                           // no lesson open
-		{"/lesson", fmt.Sprintf(`{"lesson":%d}`, len(sim.Lessons())+1), http.StatusBadRequest, "lesson"}, // no such lesson
-		{"/lesson", `{"lesson":-1}`, http.StatusBadRequest, "lesson"},                                    // no such lesson
-		{"/lesson", `{}`, http.StatusBadRequest, "lesson"},                                               // missing
-		{"/lesson", `{"lesson":"1"}`, http.StatusBadRequest, "lesson"},                                   // not a number
-		{"/lesson", `{"lesson":1,"x":2}`, http.StatusBadRequest, "x"},                                    // unknown field
-		{"/lesson/step", `{}`, http.StatusBadRequest, "at"},                                              // missing
-		{"/lesson/step", `{"at":1.5}`, http.StatusBadRequest, "at"},                                      // not whole
+		{"/lesson/step", `{"at":0}`, http.StatusBadRequest, "lesson"},                                   // no lesson open
+		{"/lesson/setup", ``, http.StatusBadRequest, "lesson"},                                          // no lesson open
+		{"/lesson", fmt.Sprintf(`{"lesson":%d}`, len(lesson.All())+1), http.StatusBadRequest, "lesson"}, // no such lesson
+		{"/lesson", `{"lesson":-1}`, http.StatusBadRequest, "lesson"},                                   // no such lesson
+		{"/lesson", `{}`, http.StatusBadRequest, "lesson"},                                              // missing
+		{"/lesson", `{"lesson":"1"}`, http.StatusBadRequest, "lesson"},                                  // not a number
+		{"/lesson", `{"lesson":1,"x":2}`, http.StatusBadRequest, "x"},                                   // unknown field
+		{"/lesson/step", `{}`, http.StatusBadRequest, "at"},                                             // missing
+		{"/lesson/step", `{"at":1.5}`, http.StatusBadRequest, "at"},                                     // not whole
 	} {
 		r := s.do("POST", lab+tc.path, tc.body)
 		if r.Status != tc.status || !strings.Contains(string(r.Body), `"`+tc.field+`"`) {
@@ -210,7 +210,7 @@ func TestLessonRefusals(t *testing.T) {
 	}
 	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":2}`)
 	r := s.do("POST", lab+"/lesson/step", `{"at":0}`)
-	if why := views.English.RuleText(sim.LessonNotSetUp, ""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), why) {
+	if why := views.English.RuleText(lesson.NotSetUp, ""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), why) {
 		t.Errorf("a step before set-up: %d %s; want 400 %q", r.Status, r.Body, why)
 	}
 	if l := s.ledger(lab); l.Count != 0 {
@@ -223,9 +223,9 @@ func TestLessonRefusals(t *testing.T) {
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Choose one of the lessons first") {
 		t.Errorf("step form without a lesson: %d %s", resp.StatusCode, body)
 	}
-	for _, n := range []string{strconv.Itoa(len(sim.Lessons()) + 1), "-1", "one", ""} {
+	for _, n := range []string{strconv.Itoa(len(lesson.All()) + 1), "-1", "one", ""} {
 		resp, body := p.post(p.path+"/lesson", url.Values{"lesson": {n}}, true)
-		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("the lessons are 1 to %d", len(sim.Lessons()))) {
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("the lessons are 1 to %d", len(lesson.All()))) {
 			t.Errorf("lesson form with %q: %d %s", n, resp.StatusCode, body)
 		}
 	}

@@ -16,28 +16,33 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/clock"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/lesson"
 	"idemlab/sim/pgtest"
+	"idemlab/sim/store"
 	"idemlab/views"
 	"idemlab/web"
 )
 
 // testServer is the real lab over real HTTP: an httptest server in front of
-// an engine on a real SQLite database.
+// the house's rooms on a real SQLite database.
 type testServer struct {
 	tb     testing.TB
 	URL    string
-	Engine *sim.Engine
-	Store  *sim.Store
+	House  *house.House
+	Store  *store.Store
 	client *http.Client
 	Stop   func() // stops the lab now (it stops at cleanup anyway)
 }
 
 type serverOpts struct {
-	db   string           // database path; default :memory:
-	now  func() time.Time // clock; default time.Now
-	addr string           // listen address; default any free port
-	cfg  sim.Config       // the engine's limits (Store, Now are set here)
-	web  web.Options      // the server's limits
+	db    string       // database path; default :memory:
+	clock clock.Clock  // default the real one
+	addr  string       // listen address; default any free port
+	cfg   house.Config // the house's limits and parts (Store, Clock, BaseURL are set here)
+	web   web.Options  // the server's limits
 }
 
 // startServer starts the lab and stops it when the test ends.
@@ -51,43 +56,45 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 		f(&o)
 	}
 	ctx := context.Background()
-	store, err := sim.Open(ctx, o.db)
+	db, err := store.Open(ctx, o.db)
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
-	cfg := o.cfg
-	cfg.Store, cfg.Now, cfg.Email = store, o.now, views.Email
-	engine, err := sim.NewEngine(ctx, cfg)
-	if err != nil {
-		tb.Fatalf("new engine: %v", err)
-	}
-	logger := slog.New(slog.DiscardHandler)
-	if os.Getenv("IDEMLAB_TEST_LOG") != "" { // the server's log, to see a 500's cause
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	handler := web.NewServer(engine, logger, o.web)
-	ts := httptest.NewUnstartedServer(handler)
+	ts := httptest.NewUnstartedServer(nil)
 	if o.addr != "" {
 		ts.Listener.Close()
 		ts.Listener = listen(tb, o.addr)
 	}
-	ts.Start()
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}
-	engine.SetSelf(ts.URL, transport)
+	cfg := o.cfg
+	cfg.Store, cfg.Clock, cfg.Notify.Email = db, o.clock, views.Email
+	cfg.BaseURL, cfg.Transport = "http://"+ts.Listener.Addr().String(), transport
+	logger := slog.New(slog.DiscardHandler)
+	if os.Getenv("IDEMLAB_TEST_LOG") != "" { // the server's log, to see a 500's cause
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	cfg.Logger = logger
+	h, err := house.Open(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("open the house: %v", err)
+	}
+	handler := web.NewServer(h, logger, o.web)
+	ts.Config.Handler = handler
+	ts.Start()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
-			engine.Stop()
+			h.Stop()
 			handler.Close()
 			ts.CloseClientConnections()
 			ts.Close()
-			engine.Close()
+			h.Close()
 			transport.CloseIdleConnections()
-			store.Close()
+			db.Close()
 		})
 	}
 	tb.Cleanup(stop)
-	return &testServer{tb: tb, URL: ts.URL, Engine: engine, Store: store, Stop: stop,
+	return &testServer{tb: tb, URL: ts.URL, House: h, Store: db, Stop: stop,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 
@@ -107,11 +114,11 @@ func listen(tb testing.TB, addr string) net.Listener {
 	}
 }
 
-func withDB(path string) func(*serverOpts)             { return func(o *serverOpts) { o.db = path } }
-func withClock(now func() time.Time) func(*serverOpts) { return func(o *serverOpts) { o.now = now } }
-func withAddr(addr string) func(*serverOpts)           { return func(o *serverOpts) { o.addr = addr } }
-func withLimits(cfg sim.Config, w web.Options) func(*serverOpts) {
-	return func(o *serverOpts) { o.cfg, o.web = cfg, w }
+func withDB(path string) func(*serverOpts)      { return func(o *serverOpts) { o.db = path } }
+func withClock(c clock.Clock) func(*serverOpts) { return func(o *serverOpts) { o.clock = c } }
+func withAddr(addr string) func(*serverOpts)    { return func(o *serverOpts) { o.addr = addr } }
+func withLimits(cfg labs.Config, w web.Options) func(*serverOpts) {
+	return func(o *serverOpts) { o.cfg.Labs, o.web = cfg, w }
 }
 
 // withParts runs the lab with its broker and its mailbox: both embedded,
@@ -119,8 +126,8 @@ func withLimits(cfg sim.Config, w web.Options) func(*serverOpts) {
 // nats-server for it).
 func withParts() func(*serverOpts) {
 	return func(o *serverOpts) {
-		o.cfg.Queue, o.cfg.Mailbox, o.cfg.KV = true, true, true
-		o.cfg.NATS = os.Getenv("IDEMLAB_TEST_NATS")
+		o.cfg.Notify.WithQueue, o.cfg.Notify.WithMailbox, o.cfg.KV = true, true, true
+		o.cfg.Notify.NATS = os.Getenv("IDEMLAB_TEST_NATS")
 		o.cfg.Redis = os.Getenv("IDEMLAB_TEST_REDIS")
 	}
 }
@@ -162,7 +169,7 @@ func withRealNATS(tb testing.TB) func(*serverOpts) {
 	tb.Helper()
 	url := realServer(tb, "IDEMLAB_TEST_NATS", "nats-server", "nats://127.0.0.1:PORT")
 	return func(o *serverOpts) {
-		o.cfg.Queue, o.cfg.Mailbox, o.cfg.NATS = true, true, url
+		o.cfg.Notify.WithQueue, o.cfg.Notify.WithMailbox, o.cfg.Notify.NATS = true, true, url
 	}
 }
 
@@ -280,11 +287,16 @@ func decode[T any](tb testing.TB, b []byte) T {
 	return v
 }
 
-// fakeClock is a clock the test moves by hand.
+// fakeClock is a clock whose time the test moves by hand, and whose timers
+// are the real clock's: the lab's time stands still between the test's
+// moves, while its waits (timeouts, backoffs) take their real time.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	clock.Clock // the real one, for the timers
+	mu          sync.Mutex
+	t           time.Time
 }
+
+func newFakeClock(t time.Time) *fakeClock { return &fakeClock{Clock: clock.Real(), t: t} }
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
@@ -300,10 +312,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // lessons are the lessons the server can set up: those that need
 // PostgreSQL only when it runs on it.
-func (s *testServer) lessons() []sim.Lesson {
-	var out []sim.Lesson
-	for _, ls := range sim.Lessons() {
-		if !ls.Postgres || s.Engine.IsPostgres() {
+func (s *testServer) lessons() []lesson.Lesson {
+	var out []lesson.Lesson
+	for _, ls := range lesson.All() {
+		if !ls.Postgres || s.Store.Postgres() {
 			out = append(out, ls)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/events"
+	"idemlab/sim/house"
 	"idemlab/views"
 )
 
@@ -34,9 +36,10 @@ const renderAtOnce = 8
 // updates, and a lab's updates never overtake each other. A slow stream
 // only ever holds the latest state.
 type Hub struct {
-	engine *sim.Engine
-	log    *slog.Logger
-	max    int // streams at most, across all labs
+	house *house.House
+	sub   *events.Sub // the labs' events, read by one goroutine of the hub's
+	log   *slog.Logger
+	max   int // streams at most, across all labs
 
 	mu      sync.Mutex
 	labs    map[string]*labFeed
@@ -70,15 +73,32 @@ type stream struct {
 	wake chan struct{} // something new is held
 }
 
-// NewHub returns a hub over the engine's events; Close stops it and ends
+// hubBuffer is how many events the hub may fall behind by before it
+// starts over: every page of every lab re-rendered whole.
+const hubBuffer = 4096
+
+// NewHub returns a hub over the labs' events; Close stops it and ends
 // every stream. max bounds the streams open at once.
-func NewHub(engine *sim.Engine, logger *slog.Logger, max int) *Hub {
-	h := &Hub{engine: engine, log: logger, max: max, labs: map[string]*labFeed{},
+func NewHub(hs *house.House, logger *slog.Logger, max int) *Hub {
+	h := &Hub{house: hs, sub: hs.Bus.Subscribe(hubBuffer), log: logger, max: max, labs: map[string]*labFeed{},
 		closed: make(chan struct{}), slots: make(chan struct{}, renderAtOnce)}
-	engine.Observe(h.notify)
-	h.wg.Add(1)
+	h.wg.Add(2)
+	go h.follow()
 	go h.sweep()
 	return h
+}
+
+// follow reads the labs' events until the hub closes.
+func (h *Hub) follow() {
+	defer h.wg.Done()
+	for {
+		select {
+		case <-h.closed:
+			return
+		case ev := <-h.sub.Events():
+			h.notify(ev)
+		}
+	}
 }
 
 // Close ends every stream and waits for the renders under way.
@@ -92,6 +112,7 @@ func (h *Hub) Close() {
 	}
 	close(h.closed)
 	h.mu.Unlock()
+	h.sub.Close()
 	h.wg.Wait()
 }
 
@@ -104,11 +125,15 @@ func (h *Hub) feed(lab string) *labFeed {
 	return f
 }
 
-// notify is told of every engine event; it records the log line and starts
-// the lab's render, without blocking.
+// notify is told of every event of the labs; it records the log line and
+// starts the lab's render, without blocking.
 func (h *Hub) notify(ev sim.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ev.Kind == sim.EventStartOver {
+		h.startOver()
+		return
+	}
 	if ev.Kind == sim.EventGone {
 		if f, ok := h.labs[ev.Lab]; ok {
 			for s := range f.streams {
@@ -141,6 +166,16 @@ func (h *Hub) notify(ev sim.Event) {
 		}
 	}
 	h.startRender(f, ev.Lab)
+}
+
+// startOver forgets what the hub followed of every lab, events having been
+// lost (it fell behind, or another process's went unheard), and renders
+// every open page whole; h.mu is held.
+func (h *Hub) startOver() {
+	for lab, f := range h.labs {
+		f.waiting, f.flying = views.Msg{}, nil
+		h.startRender(f, lab)
+	}
 }
 
 // startRender starts the lab's render for its open pages, or asks the
@@ -289,11 +324,11 @@ func (h *Hub) render(lab string) {
 // partials renders the lab's live regions in a language.
 func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte, error) {
 	ctx = views.WithLang(ctx, lang)
-	l, err := h.engine.Lab(ctx, lab)
+	l, err := h.house.Labs.Lab(ctx, lab)
 	if err != nil {
 		return nil, err
 	}
-	p, err := labPage(ctx, h.engine, h, l)
+	p, err := labPage(ctx, h.house, h, l)
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
+	"idemlab/sim/idempotency"
 )
 
 // Limits of the idempotency records kept for the lab's own API.
@@ -25,10 +28,10 @@ const (
 // request that carries an Idempotency-Key runs once; a retry with the same
 // key and body gets the first 2xx answer again, marked Idempotent-Replayed.
 // Requests without a key run as usual.
-func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
+func idempotent(records *idempotency.Records, log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			vals := c.Request().Header.Values("Idempotency-Key")
+			vals := c.Request().Header.Values(api.HeaderKey)
 			if len(vals) == 0 {
 				return next(c)
 			}
@@ -50,13 +53,13 @@ func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
-			claim, err := engine.Claim(r.Context(), c.Param("lab"), "api "+c.Path(), key, hex.EncodeToString(sum[:]), apiKeyTTL, apiKeyLock)
+			claim, err := records.Claim(r.Context(), labOf(c), "api "+c.Path(), key, hex.EncodeToString(sum[:]), apiKeyTTL, apiKeyLock)
 			if err != nil {
 				return err
 			}
 			if st := claim.Replay; st != nil {
 				h := c.Response().Header()
-				h.Set("Idempotent-Replayed", "true")
+				h.Set(api.HeaderReplayed, "true")
 				if st.Location != "" {
 					h.Set(echo.HeaderLocation, st.Location)
 				}
@@ -69,7 +72,9 @@ func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
 			finished := false
 			defer func() {
 				if !finished {
-					engine.ReleaseLog(claim)
+					if err := claim.Release(r.Context()); err != nil {
+						log.Warn("release idempotency claim", "lab", c.Param("lab"), "err", err)
+					}
 				}
 			}()
 			err = next(c)
@@ -80,7 +85,7 @@ func idempotent(engine *sim.Engine) echo.MiddlewareFunc {
 			res := c.Response()
 			ctx := context.WithoutCancel(r.Context())
 			if res.Status >= 200 && res.Status < 300 {
-				err = claim.Complete(ctx, sim.Stored{Status: res.Status, Body: rec.buf.Bytes(),
+				err = claim.Finish(ctx, sim.Stored{Status: res.Status, Body: rec.buf.Bytes(),
 					Location: res.Header().Get(echo.HeaderLocation), ContentType: res.Header().Get(echo.HeaderContentType)})
 			} else {
 				err = claim.Release(ctx)

@@ -10,6 +10,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/idempotency"
+	"idemlab/sim/labs"
 	"idemlab/views"
 )
 
@@ -23,7 +26,7 @@ type clockBody struct {
 
 // handleClock moves the lab's clock forward for expiry: the replay
 // records' TTL and lock, and the key-value store's keys.
-func handleClock(engine *sim.Engine) echo.HandlerFunc {
+func handleClock(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body clockBody
 		if err := decodeJSON(c, &body, false); err != nil {
@@ -32,7 +35,7 @@ func handleClock(engine *sim.Engine) echo.HandlerFunc {
 		if body.AdvanceS == nil {
 			return sim.Invalid(sim.Broke("advance_s", "required"))
 		}
-		now, err := engine.AdvanceClock(c.Request().Context(), labOf(c), *body.AdvanceS)
+		now, err := h.Keys.Advance(c.Request().Context(), labOf(c), *body.AdvanceS)
 		if err != nil {
 			return err
 		}
@@ -61,11 +64,11 @@ func millis(d *time.Duration) *int64 {
 
 // handleKeys lists where the lab's idempotency keys live, their state and
 // the time each has left on the lab's clock.
-func handleKeys(engine *sim.Engine) echo.HandlerFunc {
+func handleKeys(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		l := labOf(c)
-		ks, err := engine.Keys(c.Request().Context(), l, pageKeys, 0)
-		if err != nil && !errors.Is(err, sim.ErrKVDown) {
+		ks, err := h.Keys.List(c.Request().Context(), l, pageKeys, 0)
+		if err != nil && !errors.Is(err, idempotency.ErrKVDown) {
 			return err
 		}
 		out := make([]keyJSON, len(ks))
@@ -76,7 +79,7 @@ func handleKeys(engine *sim.Engine) echo.HandlerFunc {
 			Keys   []keyJSON `json:"keys"`
 			Now    string    `json:"now"`     // the lab's clock
 			KVDown bool      `json:"kv_down"` // the key-value store did not answer: its keys are not listed
-		}{out, engine.LabNow(l).UTC().Format(time.RFC3339), err != nil})
+		}{out, h.Keys.Now(l).UTC().Format(time.RFC3339), err != nil})
 	}
 }
 
@@ -85,10 +88,10 @@ func handleKeys(engine *sim.Engine) echo.HandlerFunc {
 const kvWait = 300 * time.Millisecond
 
 // keysView is the keys panel of the lab's page.
-func keysView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.KeysView, error) {
+func keysView(ctx context.Context, h *house.House, l *labs.Lab) (views.KeysView, error) {
 	v := views.KeysView{Clock: int64(l.Clock() / time.Second)}
-	ks, err := engine.Keys(ctx, l, pageKeys, kvWait)
-	if err != nil && !errors.Is(err, sim.ErrKVDown) {
+	ks, err := h.Keys.List(ctx, l, pageKeys, kvWait)
+	if err != nil && !errors.Is(err, idempotency.ErrKVDown) {
 		return v, err
 	}
 	v.KVDown = err != nil
@@ -106,9 +109,9 @@ func keysView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.KeysVi
 }
 
 // handleClockForm is the page's "advance the clock" button.
-func handleClockForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleClockForm(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
@@ -116,9 +119,9 @@ func handleClockForm(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			s = 0 // not a number: refused by name, as out of range
 		}
-		if _, err := engine.AdvanceClock(c.Request().Context(), l, s); err != nil {
+		if _, err := h.Keys.Advance(c.Request().Context(), l, s); err != nil {
 			return refuseErr(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }

@@ -9,26 +9,29 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/lesson"
 	"idemlab/views"
 )
 
 // lessonView is the lesson panel of a lab: the lesson open in it, its steps
 // said in words, what the article expects and how the ledger compares now.
-func lessonView(ctx context.Context, engine *sim.Engine, l *sim.Lab) (views.LessonView, error) {
+func lessonView(ctx context.Context, h *house.House, l *labs.Lab) (views.LessonView, error) {
 	st := l.Lesson()
-	v := views.LessonView{N: st.N, Count: len(sim.Lessons()), Ready: st.Ready, Next: st.Next, State: sim.LessonIdle}
+	v := views.LessonView{N: st.N, Count: len(lesson.All()), Ready: st.Ready, Next: st.Next, State: lesson.Idle}
 	if st.N == 0 {
 		return v, nil
 	}
-	ls, err := sim.LessonNumber(st.N)
+	ls, err := lesson.Number(st.N)
 	if err != nil {
 		return v, err
 	}
-	v.Postgres, v.Here = ls.Postgres, engine.IsPostgres()
+	v.Postgres, v.Here = ls.Postgres, h.Store.Postgres()
 	for _, a := range ls.Steps {
 		v.Steps = append(v.Steps, stepWords(a))
 	}
-	r, err := engine.CheckLesson(ctx, l, ls, st)
+	r, err := h.Lessons.Check(ctx, l, ls, st)
 	if err != nil {
 		return v, err
 	}
@@ -115,42 +118,42 @@ func stepWords(a sim.Action) views.Msg {
 	return m("lesson.step.other")
 }
 
-func handleLessonChoose(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleLessonChoose(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
 		n, err := strconv.Atoi(c.FormValue("lesson"))
 		if err != nil {
-			return refuse(c, views.M("notice.lesson-number", len(sim.Lessons())))
+			return refuse(c, views.M("notice.lesson-number", len(lesson.All())))
 		}
-		if err := engine.ChooseLesson(c.Request().Context(), l, n); err != nil {
+		if err := h.Lessons.Choose(c.Request().Context(), l, n); err != nil {
 			return refuseLesson(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
-func handleLessonSetUp(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleLessonSetUp(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
-		if err := engine.SetUpLesson(c.Request().Context(), l); err != nil {
+		if err := h.Lessons.SetUp(c.Request().Context(), l); err != nil {
 			return refuseLesson(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
 // handleLessonStep takes the step the form names. The form carries the
 // step's number, so a step sent twice (a retried post, two browsers at
 // once) is taken once: the program eats its own cooking.
-func handleLessonStep(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
+func handleLessonStep(h *house.House, hub *Hub) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		l, err := formLab(engine, c)
+		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
@@ -158,10 +161,10 @@ func handleLessonStep(engine *sim.Engine, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return refuse(c, views.M("notice.lesson-step"))
 		}
-		if _, err := engine.StepLesson(c.Request().Context(), l, at); err != nil {
+		if _, err := h.Lessons.Step(c.Request().Context(), l, at); err != nil {
 			return refuseLesson(c, err)
 		}
-		return answer(c, engine, hub, l)
+		return answer(c, h, hub, l)
 	}
 }
 
@@ -170,14 +173,14 @@ func refuseLesson(c echo.Context, err error) error {
 	var se *sim.Error
 	if errors.As(err, &se) && se.Code == sim.EInvalid && len(se.Fields) > 0 && se.Fields[0].Field == "lesson" {
 		switch se.Fields[0].Rule {
-		case sim.LessonNotSetUp:
+		case lesson.NotSetUp:
 			return refuse(c, views.M("notice.lesson-setup"))
-		case sim.LessonNotChosen:
+		case lesson.NotChosen:
 			return refuse(c, views.M("notice.lesson"))
 		case sim.PostgresOnly:
 			return refuse(c, views.M("lesson.postgres"))
 		}
-		return refuse(c, views.M("notice.lesson-number", len(sim.Lessons())))
+		return refuse(c, views.M("notice.lesson-number", len(lesson.All())))
 	}
 	return refuseErr(c, err)
 }
@@ -194,19 +197,19 @@ type lessonJSON struct {
 	Taken *bool `json:"taken,omitempty"`
 }
 
-func lessonAnswer(c echo.Context, engine *sim.Engine, l *sim.Lab, taken *bool) error {
-	v, err := lessonView(c.Request().Context(), engine, l)
+func lessonAnswer(c echo.Context, h *house.House, l *labs.Lab, taken *bool) error {
+	v, err := lessonView(c.Request().Context(), h, l)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, lessonJSON{Lesson: v.N, Ready: v.Ready, Next: v.Next, Steps: len(v.Steps), State: v.State, Taken: taken})
 }
 
-func handleLessonAPI(engine *sim.Engine) echo.HandlerFunc {
-	return func(c echo.Context) error { return lessonAnswer(c, engine, labOf(c), nil) }
+func handleLessonAPI(h *house.House) echo.HandlerFunc {
+	return func(c echo.Context) error { return lessonAnswer(c, h, labOf(c), nil) }
 }
 
-func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleLessonChooseAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
 			Lesson *int `json:"lesson"`
@@ -218,24 +221,24 @@ func handleLessonChooseAPI(engine *sim.Engine) echo.HandlerFunc {
 			return sim.Invalid(sim.Broke("lesson", "required"))
 		}
 		l := labOf(c)
-		if err := engine.ChooseLesson(c.Request().Context(), l, *body.Lesson); err != nil {
+		if err := h.Lessons.Choose(c.Request().Context(), l, *body.Lesson); err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l, nil)
+		return lessonAnswer(c, h, l, nil)
 	}
 }
 
-func handleLessonSetUpAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleLessonSetUpAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		l := labOf(c)
-		if err := engine.SetUpLesson(c.Request().Context(), l); err != nil {
+		if err := h.Lessons.SetUp(c.Request().Context(), l); err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l, nil)
+		return lessonAnswer(c, h, l, nil)
 	}
 }
 
-func handleLessonStepAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleLessonStepAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
 			At *int `json:"at"`
@@ -247,10 +250,10 @@ func handleLessonStepAPI(engine *sim.Engine) echo.HandlerFunc {
 			return sim.Invalid(sim.Broke("at", "step-at"))
 		}
 		l := labOf(c)
-		taken, err := engine.StepLesson(c.Request().Context(), l, *body.At)
+		taken, err := h.Lessons.Step(c.Request().Context(), l, *body.At)
 		if err != nil {
 			return err
 		}
-		return lessonAnswer(c, engine, l, &taken)
+		return lessonAnswer(c, h, l, &taken)
 	}
 }

@@ -6,18 +6,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
 )
 
 // handleEmails lists what the lab's mailbox received over SMTP, newest
 // first, with the count of all.
-func handleEmails(engine *sim.Engine) echo.HandlerFunc {
+func handleEmails(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
 		limit := intParam(c, "limit", 100, 1, 1000, &fs)
 		if len(fs) > 0 {
 			return sim.Invalid(fs...)
 		}
-		mb, err := engine.Mailbox(c.Request().Context(), labOf(c), limit)
+		mb, err := h.Notify.Mailbox(c.Request().Context(), labOf(c), limit)
 		if err != nil {
 			return err
 		}
@@ -35,14 +36,14 @@ func handleEmails(engine *sim.Engine) echo.HandlerFunc {
 
 // handleMessages lists the queue's messages, newest first, with their
 // deliveries to the consumer.
-func handleMessages(engine *sim.Engine) echo.HandlerFunc {
+func handleMessages(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
 		limit := intParam(c, "limit", 100, 1, 1000, &fs)
 		if len(fs) > 0 {
 			return sim.Invalid(fs...)
 		}
-		ms, err := engine.Messages(c.Request().Context(), labOf(c), limit)
+		ms, err := h.Notify.Messages(c.Request().Context(), labOf(c), limit)
 		if err != nil {
 			return err
 		}

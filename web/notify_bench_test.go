@@ -3,13 +3,12 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"idemlab/sim/labs"
 	"net/http"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
-
-	"idemlab/sim"
 )
 
 // BenchmarkChargeNotify is a new charge's HTTP answer (protection none, a
@@ -32,7 +31,7 @@ func BenchmarkChargeNotify(b *testing.B) {
 			b.Run(mode+"/"+notify, func(b *testing.B) {
 				s := startServer(b, withParts())
 				lab := s.newLab(`{"notify":"` + notify + `"}`)
-				l, err := s.Engine.Lab(context.Background(), lab[len("/api/v1/labs/"):])
+				l, err := s.House.Labs.Lab(context.Background(), lab[len("/api/v1/labs/"):])
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -69,9 +68,9 @@ func settle() {
 }
 
 // waitEmails waits until the lab's mailbox holds n emails.
-func waitEmails(b *testing.B, s *testServer, l *sim.Lab, n int64) {
+func waitEmails(b *testing.B, s *testServer, l *labs.Lab, n int64) {
 	for {
-		mb, err := s.Engine.Mailbox(context.Background(), l, 1)
+		mb, err := s.House.Notify.Mailbox(context.Background(), l, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +87,7 @@ func waitEmails(b *testing.B, s *testServer, l *sim.Lab, n int64) {
 func BenchmarkChargeToEmail(b *testing.B) {
 	s := startServer(b, withParts())
 	lab := s.newLab(`{"notify":"queue","consumer_dedup":"message-id"}`)
-	l, err := s.Engine.Lab(context.Background(), lab[len("/api/v1/labs/"):])
+	l, err := s.House.Labs.Lab(context.Background(), lab[len("/api/v1/labs/"):])
 	if err != nil {
 		b.Fatal(err)
 	}

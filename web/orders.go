@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
 )
 
 // orderBody is PUT's body: the order's new state.
@@ -15,7 +16,7 @@ type orderBody struct {
 
 // handlePutOrder sets an order → 201 when it was created, 200 when it was
 // there: PUT is idempotent, the state after two is the state after one.
-func handlePutOrder(engine *sim.Engine) echo.HandlerFunc {
+func handlePutOrder(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body orderBody
 		if err := decodeJSON(c, &body, false); err != nil {
@@ -24,7 +25,7 @@ func handlePutOrder(engine *sim.Engine) echo.HandlerFunc {
 		if body.Amount == nil {
 			return sim.Invalid(sim.Broke("amount", "required"))
 		}
-		o, created, err := engine.PutOrder(c.Request().Context(), labOf(c), c.Param("order"), *body.Amount)
+		o, created, err := h.Orders.Put(c.Request().Context(), labOf(c), c.Param("order"), *body.Amount)
 		if err != nil {
 			return err
 		}
@@ -38,9 +39,9 @@ func handlePutOrder(engine *sim.Engine) echo.HandlerFunc {
 
 // handleDeleteOrder removes an order → 204, or 404 when there is none: the
 // answer differs the second time, the state does not.
-func handleDeleteOrder(engine *sim.Engine) echo.HandlerFunc {
+func handleDeleteOrder(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := engine.DeleteOrder(c.Request().Context(), labOf(c), c.Param("order")); err != nil {
+		if err := h.Orders.Delete(c.Request().Context(), labOf(c), c.Param("order")); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)
@@ -48,14 +49,14 @@ func handleDeleteOrder(engine *sim.Engine) echo.HandlerFunc {
 }
 
 // handleOrders lists the lab's orders.
-func handleOrders(engine *sim.Engine) echo.HandlerFunc {
+func handleOrders(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
 		limit := intParam(c, "limit", 100, 1, 1000, &fs)
 		if len(fs) > 0 {
 			return sim.Invalid(fs...)
 		}
-		os, count, err := engine.Orders(c.Request().Context(), labOf(c), limit)
+		os, count, err := h.Orders.List(c.Request().Context(), labOf(c), limit)
 		if err != nil {
 			return err
 		}

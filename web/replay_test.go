@@ -269,8 +269,8 @@ func TestReplayKeysPerLab(t *testing.T) {
 
 // TestReplayKeyExpiry: after key_ttl_s the key is forgotten and charges again.
 func TestReplayKeyExpiry(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s := startServer(t, withClock(clk.Now))
+	clk := newFakeClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withClock(clk))
 	prefix := replayLab(s, `,"key_ttl_s":1`)
 	const body = `{"order_id":"order-42","amount":1500}`
 	first := s.must(http.StatusCreated, "POST", prefix+"/charges", body, "Idempotency-Key", "key-h")

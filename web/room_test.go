@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/labs"
+	"idemlab/sim/lesson"
+	"idemlab/sim/scenario"
 	"idemlab/web"
 )
 
@@ -85,22 +88,22 @@ func TestDeleteLab(t *testing.T) {
 // a lab in use stays, and so does demo.
 func TestIdleLabsExpire(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "lab.db")
-	clock := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	s := startServer(t, withDB(db), withClock(clock.Now),
-		withLimits(sim.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
+	clock := newFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withDB(db), withClock(clock),
+		withLimits(labs.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
 	idle, busy := s.newLab(""), s.newLab("")
 	fillLab(s, idle)
 	fillLab(s, busy)
-	inMemory := s.Engine.InMemory()
+	inMemory := s.House.Labs.InMemory()
 	ctx := context.Background()
 
 	clock.Advance(50 * time.Minute)
 	s.must(http.StatusOK, "GET", busy+"/settings", "") // used: its hour starts again
-	if err := s.Engine.Sweep(ctx); err != nil {
+	if err := s.House.Labs.Janitor().Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(20 * time.Minute) // idle: 70 min unused; busy: 20 min
-	if err := s.Engine.Sweep(ctx); err != nil {
+	if err := s.House.Labs.Janitor().Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for table, n := range rowsOf(t, db, labID(idle)) {
@@ -112,11 +115,11 @@ func TestIdleLabsExpire(t *testing.T) {
 	if got := rowsOf(t, db, labID(busy)); got["payments"] == 0 || got["labs"] != 1 {
 		t.Errorf("the lab in use lost its rows: %v", got)
 	}
-	if got := s.Engine.InMemory(); got >= inMemory {
+	if got := s.House.Labs.InMemory(); got >= inMemory {
 		t.Errorf("labs in memory %d → %d: the idle lab's memory was not let go", inMemory, got)
 	}
 	clock.Advance(30 * 24 * time.Hour)
-	if err := s.Engine.Sweep(ctx); err != nil {
+	if err := s.House.Labs.Janitor().Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.must(http.StatusOK, "GET", "/api/v1/labs/demo/settings", "")
@@ -126,7 +129,7 @@ func TestIdleLabsExpire(t *testing.T) {
 // Past -max-labs a new lab is refused with 503 and Retry-After, the limit
 // named; a lab removed makes room again.
 func TestMaxLabs(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{MaxLabs: 3}, web.Options{}))
+	s := startServer(t, withLimits(labs.Config{MaxLabs: 3}, web.Options{}))
 	a := s.newLab("") // demo is one of the three
 	s.newLab("")
 	r := s.do("POST", "/api/v1/labs", "")
@@ -142,7 +145,7 @@ func TestMaxLabs(t *testing.T) {
 // Simulated requests in flight are capped across the server: a race that
 // would pass the cap is refused with 503 before anything of it is written.
 func TestInFlightCap(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{MaxInFlight: 4}, web.Options{}))
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 4}, web.Options{}))
 	lab := s.newLab(`{"protection":"unique","key_strategy":"uuid"}`)
 	s.operation(lab, `{"order_id":"order-1","amount":100,"fate":"request-lost"}`)
 	before := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t)["actions"]
@@ -155,7 +158,7 @@ func TestInFlightCap(t *testing.T) {
 		t.Errorf("the refused race was recorded: actions %v → %v", before, after)
 	}
 	s.must(http.StatusOK, "POST", lab+"/operations/latest/race", `{"parallel":4}`)
-	if n := s.Engine.InFlight(); n != 0 {
+	if n := s.House.Labs.Limits().InFlight(); n != 0 {
 		t.Errorf("%d slots still taken after the race ended", n)
 	}
 }
@@ -163,7 +166,7 @@ func TestInFlightCap(t *testing.T) {
 // Two hundred races at once with a slow server: the cap answers the excess
 // with 503 and the rest run; no other 5xx, and every slot comes back.
 func TestRaceStormIsCapped(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{MaxInFlight: 128}, web.Options{}))
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 128}, web.Options{}))
 	var labs []string
 	for range 8 {
 		lab := s.newLab(`{"protection":"unique","key_strategy":"uuid","server_delay_ms":300}`)
@@ -198,10 +201,10 @@ func TestRaceStormIsCapped(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for s.Engine.InFlight() != 0 && time.Now().Before(deadline) {
+	for s.House.Labs.Limits().InFlight() != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // the last answers are on their way
 	}
-	if n := s.Engine.InFlight(); n != 0 {
+	if n := s.House.Labs.Limits().InFlight(); n != 0 {
 		t.Errorf("%d slots still taken", n)
 	}
 }
@@ -210,14 +213,14 @@ func TestRaceStormIsCapped(t *testing.T) {
 // and neither does one whose opener hangs up.
 func TestScenarioRebuildWholeOrNothing(t *testing.T) {
 	s := startServer(t)
-	count := func() int64 { return s.Engine.LabCount() }
+	count := func() int64 { return s.House.Labs.Count() }
 	n0 := count()
 	yes := true
 	bad := sim.Scenario{Base: sim.DefaultSettings(), Actions: []sim.Action{
 		{Kind: "charge", OrderID: "order-1", Amount: 100},
 		{Kind: "retry", Op: 7, WithKey: &yes}, // there is no operation 7
 	}}
-	r := s.do("GET", "/s/"+bad.Encode(), "")
+	r := s.do("GET", "/s/"+scenario.Encode(bad), "")
 	checkProblem(t, r, http.StatusBadRequest, "/problems/validation-error", "")
 	if got := count(); got != n0 {
 		t.Errorf("labs %d → %d after a refused rebuild", n0, got)
@@ -229,7 +232,7 @@ func TestScenarioRebuildWholeOrNothing(t *testing.T) {
 	for i := range 10 {
 		acts = append(acts, sim.Action{Kind: "charge", OrderID: fmt.Sprintf("order-%d", i), Amount: 100})
 	}
-	code := sim.Scenario{Base: slow, Actions: acts}.Encode()
+	code := scenario.Encode(sim.Scenario{Base: slow, Actions: acts})
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/s/"+code, nil)
@@ -252,8 +255,8 @@ func TestSlowLinkDoesNotDelayAnother(t *testing.T) {
 	s := startServer(t)
 	slow := sim.DefaultSettings()
 	slow.ServerDelayMS = 1500
-	slowCode := sim.Scenario{Base: slow, Actions: []sim.Action{{Kind: "charge", OrderID: "order-1", Amount: 100}}}.Encode()
-	quickCode := sim.Scenario{Base: sim.DefaultSettings(), Actions: []sim.Action{{Kind: "charge", OrderID: "order-2", Amount: 100}}}.Encode()
+	slowCode := scenario.Encode(sim.Scenario{Base: slow, Actions: []sim.Action{{Kind: "charge", OrderID: "order-1", Amount: 100}}})
+	quickCode := scenario.Encode(sim.Scenario{Base: sim.DefaultSettings(), Actions: []sim.Action{{Kind: "charge", OrderID: "order-2", Amount: 100}}})
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	slowDone := make(chan struct{})
 	go func() {
@@ -282,7 +285,7 @@ func TestSlowLinkDoesNotDelayAnother(t *testing.T) {
 // Past -max-streams a new live stream is refused with 503 and Retry-After;
 // closing one makes room.
 func TestMaxStreams(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{}, web.Options{MaxStreams: 2}))
+	s := startServer(t, withLimits(labs.Config{}, web.Options{MaxStreams: 2}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	open := func() *http.Response {
@@ -510,11 +513,11 @@ FROM (SELECT order_id, COUNT(*) AS c FROM payments WHERE lab_id = ?1 GROUP BY or
 		if err := raw.QueryRow(q, labID(lab)).Scan(&want.Doubled, &want.Overcharged); err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.Engine.Lab(context.Background(), labID(lab))
+		l, err := s.House.Labs.Lab(context.Background(), labID(lab))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Engine.Totals(context.Background(), l)
+		got, err := s.House.Ledger.Totals(context.Background(), l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -568,8 +571,8 @@ func TestAlertIsBounded(t *testing.T) {
 func TestLessonStateOfNoLesson(t *testing.T) {
 	s := startServer(t)
 	lab := s.newLab("")
-	if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != sim.LessonIdle {
-		t.Errorf("state %q with no lesson open, want %q", st, sim.LessonIdle)
+	if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != lesson.Idle {
+		t.Errorf("state %q with no lesson open, want %q", st, lesson.Idle)
 	}
 }
 
@@ -603,7 +606,7 @@ func TestRefusalsSpeakThePagesLanguage(t *testing.T) {
 // page's language, with 503 and Retry-After: htmx swaps error answers, so a
 // problem's JSON would land in the page.
 func TestBusyNoticeForThePage(t *testing.T) {
-	s := startServer(t, withLimits(sim.Config{MaxInFlight: 1}, web.Options{}))
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 1}, web.Options{}))
 	p, _ := openPage(t, s, `{"network":"duplicate"}`)
 	resp, body := p.post(p.path+"/charge?lang=ru", url.Values{"order_id": {"order-1"}, "amount": {"100"}}, true)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
@@ -617,18 +620,18 @@ func TestBusyNoticeForThePage(t *testing.T) {
 // The labs a comparison makes idle out like any other: comparing no
 // longer adds labs for good.
 func TestCompareLabsIdleOut(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	s := startServer(t, withClock(clock.Now), withLimits(sim.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
-	n0 := s.Engine.LabCount()
+	clock := newFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withClock(clock), withLimits(labs.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
+	n0 := s.House.Labs.Count()
 	s.must(http.StatusOK, "POST", "/api/v1/compare", "")
-	if want := int64(len(sim.Protections) * len(sim.KeyStrategies)); s.Engine.LabCount() != n0+want {
-		t.Fatalf("labs %d → %d after a comparison, want %d more", n0, s.Engine.LabCount(), want)
+	if want := int64(len(sim.Protections) * len(sim.KeyStrategies)); s.House.Labs.Count() != n0+want {
+		t.Fatalf("labs %d → %d after a comparison, want %d more", n0, s.House.Labs.Count(), want)
 	}
 	clock.Advance(2 * time.Hour)
-	if err := s.Engine.Sweep(context.Background()); err != nil {
+	if err := s.House.Labs.Janitor().Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Engine.LabCount(); got != n0 {
+	if got := s.House.Labs.Count(); got != n0 {
 		t.Errorf("labs %d → %d after the comparison's labs idled out, want %d", n0, got, n0)
 	}
 }

@@ -1,11 +1,12 @@
 package web
 
 import (
+	"idemlab/api"
+	"idemlab/sim/house"
+	"log/slog"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"idemlab/sim"
 )
 
 // routeLimits are the limits per client address of the costly routes.
@@ -14,9 +15,9 @@ type routeLimits struct {
 }
 
 // addRoutes maps the whole HTTP surface of the lab.
-func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits, files assets) {
+func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files assets, log *slog.Logger) {
 	root := e.Group("")
-	get(root, "/healthz", handleHealth(engine))
+	get(root, "/healthz", handleHealth(h))
 	get(root, "/problems", handleProblemIndex(), withLang)
 	get(root, "/problems/:slug", handleProblemPage(), withLang)
 	get(root, "/static/*", files.handler())
@@ -25,61 +26,60 @@ func addRoutes(e *echo.Echo, engine *sim.Engine, hub *Hub, limit routeLimits, fi
 	// goes on each route: on a Group, Echo would run it for every unmatched
 	// path too. (Every write, here and in the API, has passed the
 	// cross-origin check of NewServer.) A form post gives each field once.
-	get(root, "/", handlePage(engine, hub), withLang)
-	get(root, "/labs/:lab", handlePage(engine, hub), withLang)
-	e.POST("/labs", handleNewLab(engine), limit.labs, oneValueEach)
-	e.POST("/labs/:lab/charge", handleFireCharge(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/settings", handleSettingsForm(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/retry", handleRetryForm(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/race", handleRaceForm(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/reset", handleResetForm(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/clock", handleClockForm(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/lesson", handleLessonChoose(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(engine, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/lesson/step", handleLessonStep(engine, hub), oneValueEach, withLang)
-	e.GET("/labs/:lab/events", handleEvents(engine, hub), withLang)
-	e.POST("/compare", handleCompare(engine), limit.compares, oneValueEach, withLang)
-	get(root, "/compare/:id", handleComparePage(engine), withLang)
-	get(root, "/s/:code", handleScenario(engine), limit.scenarios)
-	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(engine))
-	get(root, "/labs/:lab/export/history.json", handleExportJSON(engine))
-	get(root, "/labs/:lab/export/report.md", handleExportReport(engine), withLang)
+	get(root, "/", handlePage(h, hub), withLang)
+	get(root, "/labs/:lab", handlePage(h, hub), withLang)
+	e.POST("/labs", handleNewLab(h), limit.labs, oneValueEach)
+	e.POST("/labs/:lab/charge", handleFireCharge(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/settings", handleSettingsForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/retry", handleRetryForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/race", handleRaceForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/reset", handleResetForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/clock", handleClockForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson", handleLessonChoose(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson/setup", handleLessonSetUp(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/lesson/step", handleLessonStep(h, hub), oneValueEach, withLang)
+	e.GET("/labs/:lab/events", handleEvents(h, hub), withLang)
+	e.POST("/compare", handleCompare(h), limit.compares, oneValueEach, withLang)
+	get(root, "/compare/:id", handleComparePage(h), withLang)
+	get(root, "/s/:code", handleScenario(h), limit.scenarios)
+	get(root, "/labs/:lab/export/ledger.csv", handleExportCSV(h))
+	get(root, "/labs/:lab/export/history.json", handleExportJSON(h))
+	get(root, "/labs/:lab/export/report.md", handleExportReport(h), withLang)
 
 	// lab loads the lab named in the path before the handler runs; own
 	// mutating endpoints accept an Idempotency-Key: the lab eats its own cooking.
-	lab := withLab(engine)
-	once := idempotent(engine)
-	api := e.Group("/api/v1")
+	lab := withLab(h)
+	once := idempotent(h.Records, log)
 	// Creating a lab is not replayed: a key shared by two callers must not
 	// hand one the other's private lab. A retry makes a second lab, which
 	// idles out.
-	api.POST("/labs", handleCreateLab(engine), limit.labs)
-	api.DELETE("/labs/:lab", handleDeleteLab(engine))
-	get(api, "/labs/:lab/settings", handleGetSettings(), lab)
-	api.PATCH("/labs/:lab/settings", handlePatchSettings(engine), lab)
-	api.POST("/labs/:lab/charges", handleCharge(engine), lab)
-	get(api, "/labs/:lab/payments", handlePayments(engine), lab)
-	get(api, "/labs/:lab/payments/:id", handlePayment(engine), lab)
-	get(api, "/labs/:lab/operations", handleOperations(engine), lab)
-	api.POST("/labs/:lab/operations", handleStartOperation(engine), lab, once)
-	get(api, "/labs/:lab/operations/:op", handleOperation(engine), lab)
-	api.POST("/labs/:lab/operations/:op/retry", handleRetry(engine), lab, once)
-	api.POST("/labs/:lab/operations/:op/race", handleRace(engine), lab, once)
-	api.POST("/labs/:lab/reset", handleReset(engine), lab)
-	get(api, "/labs/:lab/emails", handleEmails(engine), lab)
-	get(api, "/labs/:lab/messages", handleMessages(engine), lab)
-	get(api, "/labs/:lab/orders", handleOrders(engine), lab)
-	api.POST("/labs/:lab/clock", handleClock(engine), lab, once)
-	get(api, "/labs/:lab/keys", handleKeys(engine), lab)
-	api.PUT("/labs/:lab/orders/:order", handlePutOrder(engine), lab)
-	api.DELETE("/labs/:lab/orders/:order", handleDeleteOrder(engine), lab)
-	api.POST("/compare", handleCompareAPI(engine), limit.compares)
-	get(api, "/compare/:id", handleComparisonAPI(engine))
-	get(api, "/labs/:lab/scenario", handleScenarioAPI(engine), lab)
-	get(api, "/labs/:lab/lesson", handleLessonAPI(engine), lab)
-	api.POST("/labs/:lab/lesson", handleLessonChooseAPI(engine), lab, once)
-	api.POST("/labs/:lab/lesson/setup", handleLessonSetUpAPI(engine), lab, once)
-	api.POST("/labs/:lab/lesson/step", handleLessonStepAPI(engine), lab, once)
+	e.POST(api.RouteLabs, handleCreateLab(h), limit.labs)
+	e.DELETE(api.RouteLab, handleDeleteLab(h))
+	get(root, api.RouteSettings, handleGetSettings(), lab)
+	e.PATCH(api.RouteSettings, handlePatchSettings(h), lab)
+	e.POST(api.RouteCharges, handleCharge(h), lab)
+	get(root, api.RoutePayments, handlePayments(h), lab)
+	get(root, api.RoutePayment, handlePayment(h), lab)
+	get(root, api.RouteOperations, handleOperations(h), lab)
+	e.POST(api.RouteOperations, handleStartOperation(h), lab, once)
+	get(root, api.RouteOperation, handleOperation(h), lab)
+	e.POST(api.RouteRetry, handleRetry(h), lab, once)
+	e.POST(api.RouteRace, handleRace(h), lab, once)
+	e.POST(api.RouteReset, handleReset(h), lab)
+	get(root, api.RouteEmails, handleEmails(h), lab)
+	get(root, api.RouteMessages, handleMessages(h), lab)
+	get(root, api.RouteOrders, handleOrders(h), lab)
+	e.POST(api.RouteClock, handleClock(h), lab, once)
+	get(root, api.RouteKeys, handleKeys(h), lab)
+	e.PUT(api.RouteOrder, handlePutOrder(h), lab)
+	e.DELETE(api.RouteOrder, handleDeleteOrder(h), lab)
+	e.POST(api.RouteCompare, handleCompareAPI(h), limit.compares)
+	get(root, api.RouteComparison, handleComparisonAPI(h))
+	get(root, api.RouteScenario, handleScenarioAPI(h), lab)
+	get(root, api.RouteLesson, handleLessonAPI(h), lab)
+	e.POST(api.RouteLesson, handleLessonChooseAPI(h), lab, once)
+	e.POST(api.RouteLessonUp, handleLessonSetUpAPI(h), lab, once)
+	e.POST(api.RouteLessonStep, handleLessonStepAPI(h), lab, once)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that

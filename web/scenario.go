@@ -6,6 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/scenario"
 )
 
 // scenarioPath is the address that rebuilds a lab from its scenario code.
@@ -13,9 +15,9 @@ func scenarioPath(code string) string { return "/s/" + code }
 
 // handleScenarioAPI gives the lab's scenario code and the address that
 // rebuilds it.
-func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
+func handleScenarioAPI(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		code, actions, ok, err := engine.ScenarioCode(c.Request().Context(), labOf(c))
+		code, actions, ok, err := h.Scenarios.Code(c.Request().Context(), labOf(c))
 		if err != nil {
 			return err
 		}
@@ -30,13 +32,13 @@ func handleScenarioAPI(engine *sim.Engine) echo.HandlerFunc {
 // handleScenario builds a new lab of the opener's own from a scenario code,
 // whole, and sends the browser to it. Every opener gets a lab of their own,
 // and rebuilds of different links never wait on each other.
-func handleScenario(engine *sim.Engine) echo.HandlerFunc {
+func handleScenario(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sc, err := sim.DecodeScenario(c.Param("code"))
+		sc, err := scenario.Decode(c.Param("code"))
 		if err != nil {
 			return err
 		}
-		l, err := engine.OpenScenario(c.Request().Context(), sc)
+		l, err := h.Scenarios.Open(c.Request().Context(), sc)
 		if err != nil {
 			return err
 		}

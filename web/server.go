@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"idemlab/sim"
+	"idemlab/sim/house"
 	"idemlab/static"
 )
 
@@ -56,8 +56,8 @@ type Options struct {
 	ScenarioRate Rate
 }
 
-// NewServer returns the lab's HTTP handler over the given engine.
-func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
+// NewServer returns the lab's HTTP handler over the house's rooms.
+func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 	files, err := loadAssets(static.Files)
 	if err != nil { // the files are embedded: only a broken build gets here
 		panic("web: static files: " + err.Error())
@@ -106,8 +106,8 @@ func NewServer(engine *sim.Engine, logger *slog.Logger, opts Options) *Server {
 	e.Use(files.withAssets)
 	e.Use(sameOrigin(http.NewCrossOriginProtection()))
 	e.Use(capRequests(opts.MaxRequests))
-	hub := NewHub(engine, logger, opts.MaxStreams)
-	addRoutes(e, engine, hub, limits, files)
+	hub := NewHub(h, logger, opts.MaxStreams)
+	addRoutes(e, h, hub, limits, files, logger)
 	return &Server{Handler: e, hub: hub}
 }
 

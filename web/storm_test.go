@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/idempotency"
 )
 
 // storm sends n identical charge requests with one key at the same moment,
@@ -118,15 +119,19 @@ func TestCheckThenInsertRace(t *testing.T) {
 // A record left in flight by a crashed request blocks its key with 409 only
 // until lock_timeout_ms; then a retry claims it and charges exactly once.
 func TestCrashedClaimBecomesClaimable(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	s := startServer(t, withClock(clock.Now))
+	clock := newFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withClock(clock))
 	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":5000}`)
 	id := strings.TrimPrefix(prefix, "/api/v1/labs/")
 	body := `{"order_id":"order-42","amount":1500}`
 	fingerprint := sim.Charge{OrderID: "order-42", Amount: 1500}.Fingerprint()
 
 	// The "crash": a request claimed the key and never finished.
-	if _, err := s.Engine.Claim(context.Background(), id, sim.ScopeCharges, "crash-key", fingerprint, time.Hour, 5*time.Second); err != nil {
+	l, err := s.House.Labs.Lab(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.House.Records.Claim(context.Background(), l, idempotency.ScopeCharges, "crash-key", fingerprint, time.Hour, 5*time.Second); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 	r := s.do("POST", prefix+"/charges", body, "Idempotency-Key", "crash-key")

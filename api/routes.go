@@ -1,0 +1,49 @@
+package api
+
+import "strconv"
+
+// The API's routes, as Echo patterns: every path of the JSON API is here.
+const (
+	Prefix = "/api/v1"
+
+	RouteLabs       = Prefix + "/labs"
+	RouteLab        = RouteLabs + "/:lab"
+	RouteSettings   = RouteLab + "/settings"
+	RouteCharges    = RouteLab + "/charges"
+	RoutePayments   = RouteLab + "/payments"
+	RoutePayment    = RoutePayments + "/:id"
+	RouteOperations = RouteLab + "/operations"
+	RouteOperation  = RouteOperations + "/:op"
+	RouteRetry      = RouteOperation + "/retry"
+	RouteRace       = RouteOperation + "/race"
+	RouteReset      = RouteLab + "/reset"
+	RouteEmails     = RouteLab + "/emails"
+	RouteMessages   = RouteLab + "/messages"
+	RouteOrders     = RouteLab + "/orders"
+	RouteOrder      = RouteOrders + "/:order"
+	RouteClock      = RouteLab + "/clock"
+	RouteKeys       = RouteLab + "/keys"
+	RouteScenario   = RouteLab + "/scenario"
+	RouteLesson     = RouteLab + "/lesson"
+	RouteLessonUp   = RouteLesson + "/setup"
+	RouteLessonStep = RouteLesson + "/step"
+	RouteCompare    = Prefix + "/compare"
+	RouteComparison = RouteCompare + "/:id"
+)
+
+// LabPath is the API's address of a lab: the base of all its routes.
+func LabPath(lab string) string { return RouteLabs + "/" + lab }
+
+// ChargesPath is the protected endpoint of a lab.
+func ChargesPath(lab string) string { return LabPath(lab) + "/charges" }
+
+// PaymentPath is the address of one payment: a new charge's Location.
+func PaymentPath(lab string, id int64) string {
+	return LabPath(lab) + "/payments/" + strconv.FormatInt(id, 10)
+}
+
+// OrderPath is the address of one order of the lab's resource.
+func OrderPath(lab, orderID string) string { return LabPath(lab) + "/orders/" + orderID }
+
+// OperationPath is the address of one operation of the lab's client.
+func OperationPath(lab, op string) string { return LabPath(lab) + "/operations/" + op }

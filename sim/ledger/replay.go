@@ -1,0 +1,108 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"idemlab/api"
+	"idemlab/sim"
+	"idemlab/sim/idempotency"
+	"idemlab/sim/labs"
+	"idemlab/sim/store"
+)
+
+// replay is protection "replay" (IETF Idempotency-Key draft, Stripe): the
+// key's idempotency record is claimed, the work done, and in one
+// transaction the payment written and its answer stored; a retry gets that
+// stored answer back, byte for byte, marked as replayed. A key reused with
+// another body is 422; a key whose first request still runs, 409.
+type replay struct{ g *Ledger }
+
+func (rp replay) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings) (Result, error) {
+	if c.Key == nil {
+		return Result{}, sim.Errorf(sim.EKeyMissing, "key-missing")
+	}
+	fp := c.Fingerprint()
+	claim := rp.g.Records.New(l, idempotency.ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second, l.Clock())
+	done, err := claim.Lookup(fp)
+	var res Result
+	switch {
+	case err != nil || done:
+	case s.ServerDelayMS == 0 && s.ServerFault == sim.FaultNone:
+		res, err = rp.atOnce(ctx, l, c, s, claim, fp)
+	default:
+		res, err = rp.inTwo(ctx, l, c, s, claim, fp)
+	}
+	if err != nil {
+		return Result{}, labs.Gone(l.ID, claim.Wrap(err))
+	}
+	claim.Remember()
+	if r := claim.Replay; r != nil {
+		return Result{Outcome: sim.OutcomeReplayed, Replay: r}, nil
+	}
+	return res, nil
+}
+
+// atOnce is a charge with no work to wait for: claim, payment and answer
+// commit in one transaction, so there is no moment in which another request
+// could see the claim in flight. The payment first, then the claim with its
+// answer in the same statement: a new key (the usual case) costs one
+// statement less. When the key is taken, both roll back and the usual way
+// decides.
+func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, claim *idempotency.Claim, fp string) (Result, error) {
+	var res Result
+	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
+	err := rp.g.Store.Write(ctx, func(tx *store.Tx) error {
+		p, err := rp.g.write(tx, l, c, nil, false)
+		if err != nil {
+			return err
+		}
+		res = charged(p)
+		return claim.TakeDone(tx, fp, lock, api.Charged(l.ID, *p))
+	})
+	if !errors.Is(err, idempotency.ErrTaken) {
+		return res, err
+	}
+	res = Result{}
+	err = rp.g.Store.Write(ctx, func(tx *store.Tx) error {
+		if err := claim.Take(tx, fp, lock); err != nil || claim.Replay != nil {
+			return err
+		}
+		return rp.complete(tx, l, c, claim, &res)
+	})
+	return res, err
+}
+
+// inTwo is a charge with work between the claim and the payment: the claim
+// commits first, in flight, and a retry meanwhile gets 409. A server that
+// dies after the claim leaves it claimed until its lock times out.
+func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, claim *idempotency.Claim, fp string) (Result, error) {
+	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
+	err := rp.g.Store.Write(ctx, func(tx *store.Tx) error { return claim.Take(tx, fp, lock) })
+	if err != nil || claim.Replay != nil {
+		return Result{}, err
+	}
+	if err := crashBeforeCommit(s); err != nil {
+		return Result{}, err
+	}
+	rp.g.work(ctx, s)
+	var res Result
+	err = rp.g.Store.Write(ctx, func(tx *store.Tx) error { return rp.complete(tx, l, c, claim, &res) })
+	if err != nil && sim.ErrorCode(err) == sim.EInternal {
+		if rerr := claim.Release(ctx); rerr != nil {
+			rp.g.Log.Warn("release idempotency claim", "lab", l.ID, "key", c.KeyText(), "err", rerr)
+		}
+	}
+	return res, err
+}
+
+// complete writes the payment and stores its answer in the claimed record.
+func (rp replay) complete(tx *store.Tx, l *labs.Lab, c sim.Charge, claim *idempotency.Claim, res *Result) error {
+	p, err := rp.g.write(tx, l, c, nil, false)
+	if err != nil {
+		return err
+	}
+	*res = charged(p)
+	return claim.Complete(tx, api.Charged(l.ID, *p))
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// SettingsPatch holds the fields a PATCH may change; nil means "leave as is".
+type SettingsPatch struct {
+	Protection      *Protection    `json:"protection"`
+	KeyStrategy     *KeyStrategy   `json:"key_strategy"`
+	Network         *Fate          `json:"network"`
+	Retry           *RetryPatch    `json:"retry"`
+	ClientTimeoutMS *int           `json:"client_timeout_ms"`
+	ServerDelayMS   *int           `json:"server_delay_ms"`
+	CheckGapMS      *int           `json:"check_gap_ms"`
+	Isolation       *Isolation     `json:"isolation"`
+	KeyTTLS         *int           `json:"key_ttl_s"`
+	LockTimeoutMS   *int           `json:"lock_timeout_ms"`
+	Seed            *int64         `json:"seed"`
+	ServerFault     *ServerFault   `json:"server_fault"`
+	Notify          *Notify        `json:"notify"`
+	Delivery        *MessageFate   `json:"delivery"`
+	ConsumerDedup   *ConsumerDedup `json:"consumer_dedup"`
+	PublishDedup    *bool          `json:"publish_dedup"`
+	AckWaitMS       *int           `json:"ack_wait_ms"`
+	Language        *string        `json:"language"`
+}
+
+// RetryPatch holds the retry fields a PATCH may change.
+type RetryPatch struct {
+	Mode        *string `json:"mode"`
+	MaxAttempts *int    `json:"max_attempts"`
+	BaseMS      *int    `json:"base_ms"`
+	CapMS       *int    `json:"cap_ms"`
+	Jitter      *Jitter `json:"jitter"`
+}
+
+// UnmarshalJSON decodes a retry patch strictly, naming an unknown field by
+// its full path (retry.colour), as every other error about it does.
+func (p *RetryPatch) UnmarshalJSON(b []byte) error {
+	type plain RetryPatch
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode((*plain)(p)); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("json: unknown field %q", "retry."+strings.Trim(name, `"`))
+		}
+		return err
+	}
+	return nil
+}
+
+// Apply returns s with the patch merged in, or an EInvalid error naming every
+// bad field; s itself is never changed.
+func (s Settings) Apply(p SettingsPatch) (Settings, error) {
+	set(&s.Protection, p.Protection)
+	set(&s.KeyStrategy, p.KeyStrategy)
+	set(&s.Network, p.Network)
+	if p.Retry != nil {
+		set(&s.Retry.Mode, p.Retry.Mode)
+		set(&s.Retry.MaxAttempts, p.Retry.MaxAttempts)
+		set(&s.Retry.BaseMS, p.Retry.BaseMS)
+		set(&s.Retry.CapMS, p.Retry.CapMS)
+		set(&s.Retry.Jitter, p.Retry.Jitter)
+	}
+	set(&s.ClientTimeoutMS, p.ClientTimeoutMS)
+	set(&s.ServerDelayMS, p.ServerDelayMS)
+	set(&s.CheckGapMS, p.CheckGapMS)
+	set(&s.Isolation, p.Isolation)
+	set(&s.KeyTTLS, p.KeyTTLS)
+	set(&s.LockTimeoutMS, p.LockTimeoutMS)
+	set(&s.Seed, p.Seed)
+	set(&s.ServerFault, p.ServerFault)
+	set(&s.Notify, p.Notify)
+	set(&s.Delivery, p.Delivery)
+	set(&s.ConsumerDedup, p.ConsumerDedup)
+	set(&s.PublishDedup, p.PublishDedup)
+	set(&s.AckWaitMS, p.AckWaitMS)
+	set(&s.Language, p.Language)
+	if err := s.Validate(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// Validate reports every field of s that is out of its range.
+func (s Settings) Validate() error {
+	var fs []FieldError
+	oneOf := func(field string, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			fs = append(fs, Broke(field, "one-of", quoted(allowed)))
+		}
+	}
+	between := func(field string, v, lo, hi int) {
+		if v < lo || v > hi {
+			fs = append(fs, Broke(field, "range", lo, hi))
+		}
+	}
+	oneOf("protection", string(s.Protection), Names(Protections))
+	oneOf("key_strategy", string(s.KeyStrategy), Names(KeyStrategies))
+	oneOf("network", string(s.Network), fateChoices())
+	oneOf("retry.mode", s.Retry.Mode, []string{RetryManual, RetryAuto})
+	between("retry.max_attempts", s.Retry.MaxAttempts, 1, 10)
+	between("retry.base_ms", s.Retry.BaseMS, 1, 10_000)
+	between("retry.cap_ms", s.Retry.CapMS, 1, 60_000)
+	if s.Retry.CapMS < s.Retry.BaseMS {
+		fs = append(fs, Broke("retry.cap_ms", "not-below", "retry.base_ms"))
+	}
+	oneOf("retry.jitter", string(s.Retry.Jitter), Names(Jitters))
+	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
+	between("server_delay_ms", s.ServerDelayMS, 0, 30_000)
+	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
+	oneOf("isolation", string(s.Isolation), Names(Isolations))
+	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
+	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
+	oneOf("server_fault", string(s.ServerFault), Names(ServerFaults))
+	oneOf("notify", string(s.Notify), Names(Notifies))
+	oneOf("delivery", string(s.Delivery), Names(MessageFates))
+	oneOf("consumer_dedup", string(s.ConsumerDedup), Names(ConsumerDedups))
+	between("ack_wait_ms", s.AckWaitMS, 100, 60_000)
+	oneOf("language", s.Language, []string{"ru", "en"})
+	if s.Seed < 0 || s.Seed > MaxSeed {
+		fs = append(fs, Broke("seed", "range", 0, int64(MaxSeed)))
+	}
+	if len(fs) > 0 {
+		return Invalid(fs...)
+	}
+	return nil
+}
+
+// Names are the values of a list of settings values, as strings.
+func Names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+
+	"idemlab/sim"
+	"idemlab/sim/labs"
+)
+
+// Open builds a new private lab of the opener's own from the scenario,
+// replaying its actions in order on its base settings, and returns it only
+// once it is whole. A rebuild that is refused half-way (a bad action), or
+// whose opener hangs up, leaves no lab behind: the lab is of kind
+// "building", unseen by the housekeeping and removed at the next start if
+// the server dies meanwhile, until it is done.
+func (sc *Scenarios) Open(ctx context.Context, s sim.Scenario) (*labs.Lab, error) {
+	l, err := sc.labs.Create(ctx, labs.KindBuilding, s.Base)
+	if err != nil {
+		return nil, err
+	}
+	built := func() error {
+		for i, a := range s.Actions {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := sc.Play(ctx, l, a); err != nil {
+				return fmt.Errorf("action %d: %w", i+1, err)
+			}
+		}
+		return sc.labs.Finish(ctx, l)
+	}()
+	if built != nil {
+		if err := sc.labs.Remove(context.WithoutCancel(ctx), l.ID); err != nil && sim.ErrorCode(err) != sim.ENotFound {
+			sc.log.Warn("remove a scenario's half-built lab", "lab", l.ID, "err", err)
+		}
+		return nil, built
+	}
+	return l, nil
+}
+
+// Play takes one action in the lab, as a person (or the API) would: the
+// scenario's links and the lessons' steps alike.
+func (sc *Scenarios) Play(ctx context.Context, l *labs.Lab, a sim.Action) error {
+	switch a.Kind {
+	case "settings":
+		if a.Settings == nil {
+			return sim.Invalid(sim.Broke("settings", "required"))
+		}
+		_, err := sc.labs.UpdateSettings(ctx, l, *a.Settings)
+		return err
+	case "charge":
+		_, err := sc.client.Start(ctx, l, sim.OperationRequest{OrderID: a.OrderID, Amount: a.Amount, Fate: a.Fate, Method: a.Method})
+		return err
+	case "clock":
+		_, err := sc.keys.Advance(ctx, l, int64(a.N))
+		return err
+	case "direct":
+		_, err := sc.ledger.Charge(ctx, l, sim.Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})
+		return err
+	case "retry", "race":
+		id, err := sc.client.OperationID(ctx, l, a.Op)
+		if err != nil {
+			return err
+		}
+		if a.Kind == "race" {
+			_, err = sc.client.Race(ctx, l, id, a.N)
+			return err
+		}
+		withKey := a.WithKey == nil || *a.WithKey
+		_, err = sc.client.Retry(ctx, l, id, withKey, a.Fate)
+		return err
+	}
+	return sim.Invalid(sim.Broke("kind", "action", sim.Clip(a.Kind)))
+}

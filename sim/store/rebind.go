@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"strconv"
+	"strings"
+)
+
+// rebind turns SQLite's placeholders into PostgreSQL's: ?N is $N, and each
+// bare ? the next number. Quoted text is left alone.
+func rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n, quoted := 0, false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+		case c == '?' && !quoted:
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				b.WriteString("$" + q[i+1:j])
+			} else {
+				n++
+				b.WriteString("$" + strconv.Itoa(n))
+			}
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// rebinder is pgx's connector with the placeholders rebound.
+type rebinder struct{ driver.Connector }
+
+func (r rebinder) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := r.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebound{c.(pgConn)}, nil
+}
+
+// pgConn is what pgx's stdlib connection offers database/sql.
+type pgConn interface {
+	driver.Conn
+	driver.ConnPrepareContext
+	driver.ConnBeginTx
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.NamedValueChecker
+}
+
+type rebound struct{ pgConn }
+
+func (c rebound) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	return c.pgConn.PrepareContext(ctx, rebind(q))
+}
+
+func (c rebound) Prepare(q string) (driver.Stmt, error) {
+	return c.pgConn.PrepareContext(context.Background(), rebind(q))
+}
+
+func (c rebound) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.pgConn.ExecContext(ctx, rebind(q), args)
+}
+
+func (c rebound) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.pgConn.QueryContext(ctx, rebind(q), args)
+}

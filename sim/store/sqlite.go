@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite: one writer connection, so that writing transactions queue in Go
+// instead of failing with SQLITE_BUSY; readers of a file database in a
+// pool of their own, seeing what has committed (WAL).
+
+// sqlitePragmas are set once per connection (modernc sorts them: a repeated
+// pragma would not override). journal_size_limit: after a checkpoint, the
+// WAL file is cut back to 4 MiB instead of keeping its busiest size.
+const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(4194304)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
+	memory := path == ":memory:"
+	name := "file:" + strings.NewReplacer("?", "%3f", "#", "%23").Replace(path)
+	if memory {
+		name = "file::memory:"
+	} else if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", name+"?"+sqlitePragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	keepOpen(w, 1)
+	s := &Store{w: w, r: w, alone: true}
+	if err := migrateSQLite(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
+	}
+	if !memory {
+		r, err := sql.Open("sqlite", name+"?"+sqlitePragmas+"&_pragma=query_only(1)")
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("store: open readers %s: %w", path, err)
+		}
+		keepOpen(r, 4)
+		s.r = r
+	}
+	return s, nil
+}
+
+// keepOpen keeps n connections open for good: a connection closed when
+// idle is opened, set up and has its statements prepared again at the
+// next burst.
+func keepOpen(db *sql.DB, n int) {
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// ownerOnly creates a new database file readable by its owner only (SQLite
+// gives its WAL the file's mode): the ledger holds every private lab's id.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", filepath.Base(path), err)
+	}
+	return f.Close()
+}
+
+// sqliteCode is the extended result code of a SQLite error, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+// IsUnique reports whether err is a UNIQUE (or primary key) constraint's
+// error: the IntegrityError of the article's second listing.
+func IsUnique(err error) bool {
+	if pgCode(err) == "23505" {
+		return true
+	}
+	c := sqliteCode(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// IsGone reports whether err is a foreign key's error: the row's lab was
+// removed while the request that wrote it was running.
+func IsGone(err error) bool {
+	return pgCode(err) == "23503" || sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// IsSerialization reports whether err is PostgreSQL's serialization
+// failure (40001): the transaction lost a race the database caught.
+func IsSerialization(err error) bool { return pgCode(err) == "40001" }

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Tx is a writing transaction as the function that runs in it receives it:
+// its statements run in the transaction and under the context of the
+// caller who asked for it. Commit and rollback are the writer's.
+type Tx struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	lock *sql.Stmt // PostgreSQL's write lock, for Lock
+}
+
+// Context is the context of the caller whose transaction this is.
+func (t *Tx) Context() context.Context { return t.ctx }
+
+// Exec runs a statement.
+func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+// QueryRow runs a statement that returns at most one row.
+func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+// Query runs a statement that returns rows.
+func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+// Stmt is a prepared statement of the writer, in this transaction.
+func (t *Tx) Stmt(st *Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, st.st) }
+
+// ExecStmt runs a prepared statement of the writer in this transaction.
+func (t *Tx) ExecStmt(st *Stmt, args ...any) (sql.Result, error) {
+	return t.Stmt(st).ExecContext(t.ctx, args...)
+}
+
+// QueryRowStmt runs a prepared statement of the writer that returns at
+// most one row, in this transaction.
+func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
+	return t.Stmt(st).QueryRowContext(t.ctx, args...)
+}
+
+// Lock takes the writers' lock in a transaction of Isolated, before it
+// writes (PostgreSQL): the group commits take it first thing.
+func (t *Tx) Lock() error {
+	if t.lock == nil {
+		return nil
+	}
+	_, err := t.Stmt(&Stmt{st: t.lock}).ExecContext(t.ctx)
+	return err
+}
