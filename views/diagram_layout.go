@@ -110,120 +110,28 @@ func (p sdPainter) lanes() []sdLane {
 // starts.
 func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 	r := sdRow{A: a, Sentence: p.sentence(a)}
-	add := func(g sdGroup) { r.Groups = append(r.Groups, g) }
-	add(sdGroup{Class: "sd-heading", Shapes: []sdShape{
+	r.Groups = []sdGroup{{Class: "sd-heading", Shapes: []sdShape{
 		line(0, y0, sdWidth, y0, "sd-rule"),
 		text(6, y0+25, "start", "sd-attempt-title", p.t("diagram.attempt.title", a.N, p.word("diagram.fate.", a.Fate))),
-	}})
+	}}}
 
 	// The request: client → network → server, or lost on the way.
 	y := y0 + 66
 	copies := copiesOf(a)
-	keyY := y - 10
 	if len(copies) == 0 {
-		keyY = y - 17 // clear of the ✕ at the arrow's end
-	}
-	req := sdGroup{Class: "sd-request", Mark: "request", Tip: p.keyTip(a),
-		Shapes: []sdShape{text(mid(sdClient, sdNetwork), keyY, "middle", keyClass(a), p.keyLabel(a))}}
-	switch {
-	case len(copies) == 0:
-		words := p.t("diagram.lost.request")
-		if a.Fate != "request-lost" {
-			words = p.t("diagram.lost.not-reached")
-		}
-		req.Shapes = append(req.Shapes, line(sdClient, y, sdNetwork-12, y, "sd-arrow"))
-		add(req)
-		add(lostMark(sdNetwork, y, words, true))
-		if a.Status == 0 {
-			add(p.clientNote(y + 36))
-		}
+		r.Groups = append(r.Groups, p.lostRequest(a, y)...)
 		return r, y + 56
-	case len(copies) == 2:
-		req.Shapes = append(req.Shapes,
-			line(sdClient, y, sdNetwork, y, "sd-arrow"),
-			circle(sdNetwork, y, 5, "sd-node"),
-			line(sdNetwork, y, sdServer-7, y, "sd-arrow"), head(sdNetwork, y, sdServer-7, y, "sd-head"),
-			line(sdNetwork, y, sdServer-7, y+30, "sd-arrow sd-copy"), head(sdNetwork, y, sdServer-7, y+30, "sd-head"),
-			sdLabelText(sdNetwork-10, y+26, "end", "sd-note", p.t("diagram.note.twice"), sdNetwork-10-sdMargin, false),
-		)
-		add(req)
-		y += 30
-	default:
-		req.Shapes = append(req.Shapes,
-			line(sdClient, y, sdServer-7, y, "sd-arrow"), head(sdClient, y, sdServer-7, y, "sd-head"),
-			circle(sdNetwork, y, 5, "sd-node"),
-		)
-		add(req)
 	}
+	req, y := p.request(a, copies, y)
+	r.Groups = append(r.Groups, req)
 	top := y
 
 	// Each copy: what the server did, then its answer on the way back.
 	late := a.Fate == "slow" || (a.Status == 0 && a.Error != "" && a.Fate != "response-lost" && !dropped(copies))
 	for i, c := range copies {
-		y += 16
-		lines := p.serverDid(c.Outcome)
-		h := float64(len(lines))*19 + 16
-		if c.Outcome == "charged" {
-			add(sdGroup{Class: "sd-work sd-commit", Mark: "commit", Shapes: []sdShape{
-				line(sdServer+5, y+h/2, sdDatabase-46, y+h/2, "sd-arrow"), head(sdServer+5, y+h/2, sdDatabase-46, y+h/2, "sd-head"),
-				rect(sdDatabase-46, y, 92, h, "sd-box sd-commit-box"),
-				text(sdDatabase, y+h/2+6, "middle", "sd-commit-label", lines...),
-			}})
-		} else {
-			w := sdLinesWidth(lines, sdLabel) + 22
-			cx := min(mid(sdServer, sdDatabase), sdWidth-sdMargin-w/2)
-			add(sdGroup{Class: "sd-work sd-outcome-" + c.Outcome, Mark: "server", Shapes: []sdShape{
-				rect(cx-w/2, y, w, h, "sd-box sd-server-box"),
-				text(cx, y+22, "middle", "sd-server-label", lines...),
-			}})
-		}
-		if i == 0 && late {
-			add(p.timeoutMark(y + h/2))
-		}
-		y += h
-		if c.Outcome == "pending" || c.Outcome == "not-reached" {
-			continue // no answer yet, or none at all
-		}
-		if c.Outcome == "dropped" { // the server died with it: no answer comes back
-			if i == 0 && a.Status == 0 {
-				add(p.clientNote(y + 30))
-				y += 30
-			}
-			continue
-		}
-		y += 34
-		status := p.statusLabel(c.Status)
-		back := sdGroup{Class: "sd-response", Mark: "response", Shapes: []sdShape{
-			text(mid(sdNetwork, sdServer), y-10, "middle", "sd-status", status),
-		}}
-		switch {
-		case i > 0:
-			back.Shapes = append(back.Shapes,
-				line(sdServer-5, y, sdNetwork+7, y, "sd-arrow sd-back"), head(sdServer, y, sdNetwork+7, y, "sd-head"),
-				sdLabelText(sdNetwork-12, y+6, "end", "sd-note", p.t("diagram.note.unused"), sdNetwork-12-sdMargin, true))
-			add(back)
-		case a.Fate == "response-lost":
-			back.Shapes = append(back.Shapes, line(sdServer-5, y, sdNetwork+12, y, "sd-arrow sd-back"))
-			add(back)
-			add(lostMark(sdNetwork, y, p.t("diagram.lost.answer"), false))
-			if a.Status == 0 {
-				add(p.clientNote(y + 36))
-				y += 20
-			}
-		case late || a.Status == 0:
-			back.Shapes = append(back.Shapes,
-				line(sdServer-5, y, sdNetwork, y, "sd-arrow sd-back"), circle(sdNetwork, y, 5, "sd-node"),
-				line(sdNetwork, y, sdClient+44, y, "sd-arrow sd-late"),
-				text(mid(sdClient, sdNetwork)+10, y-10, "middle", "sd-note", p.t("diagram.note.late")))
-			back.Class += " sd-late-answer"
-			back.Mark = "late"
-			add(back)
-		default:
-			back.Shapes = append(back.Shapes,
-				line(sdServer-5, y, sdClient+7, y, "sd-arrow sd-back"), head(sdServer, y, sdClient+7, y, "sd-head"),
-				circle(sdNetwork, y, 5, "sd-node"))
-			add(back)
-		}
+		var gs []sdGroup
+		gs, y = p.served(a, c, i, late, y)
+		r.Groups = append(r.Groups, gs...)
 	}
 	// The server is busy from the first copy's arrival to its last answer;
 	// drawn first, so that it lies under the arrows.
@@ -232,11 +140,132 @@ func (p sdPainter) attempt(a DiagramAttempt, y0 float64) (sdRow, float64) {
 	return r, y + 24
 }
 
-func keyClass(a DiagramAttempt) string {
+// requestOf is the request's group: its key above the arrow, at keyY (in
+// italics when it carries none), and the key in full as its tooltip.
+func (p sdPainter) requestOf(a DiagramAttempt, keyY float64) sdGroup {
+	class := "sd-key"
 	if !a.HasKey {
-		return "sd-key sd-no-key"
+		class = "sd-key sd-no-key"
 	}
-	return "sd-key"
+	return sdGroup{Class: "sd-request", Mark: "request", Tip: p.keyTip(a),
+		Shapes: []sdShape{text(mid(sdClient, sdNetwork), keyY, "middle", class, p.keyLabel(a))}}
+}
+
+// lostRequest is a request that never reached the server, its arrow at y
+// ending in the network's ✕, and the client's missing answer.
+func (p sdPainter) lostRequest(a DiagramAttempt, y float64) []sdGroup {
+	words := p.t("diagram.lost.request")
+	if a.Fate != "request-lost" {
+		words = p.t("diagram.lost.not-reached")
+	}
+	req := p.requestOf(a, y-17) // clear of the ✕ at the arrow's end
+	req.Shapes = append(req.Shapes, line(sdClient, y, sdNetwork-12, y, "sd-arrow"))
+	gs := []sdGroup{req, lostMark(sdNetwork, y, words, true)}
+	if a.Status == 0 {
+		gs = append(gs, p.clientNote(y+36))
+	}
+	return gs
+}
+
+// request is a request that reached the server, its arrow at y: once, or
+// twice when the network delivered it twice. It returns where the server's
+// part starts.
+func (p sdPainter) request(a DiagramAttempt, copies []DiagramDelivery, y float64) (sdGroup, float64) {
+	req := p.requestOf(a, y-10)
+	if len(copies) == 2 {
+		req.Shapes = append(req.Shapes,
+			line(sdClient, y, sdNetwork, y, "sd-arrow"),
+			circle(sdNetwork, y, 5, "sd-node"),
+			line(sdNetwork, y, sdServer-7, y, "sd-arrow"), head(sdNetwork, y, sdServer-7, y, "sd-head"),
+			line(sdNetwork, y, sdServer-7, y+30, "sd-arrow sd-copy"), head(sdNetwork, y, sdServer-7, y+30, "sd-head"),
+			sdLabelText(sdNetwork-10, y+26, "end", "sd-note", p.t("diagram.note.twice"), sdNetwork-10-sdMargin, false),
+		)
+		return req, y + 30
+	}
+	req.Shapes = append(req.Shapes,
+		line(sdClient, y, sdServer-7, y, "sd-arrow"), head(sdClient, y, sdServer-7, y, "sd-head"),
+		circle(sdNetwork, y, 5, "sd-node"),
+	)
+	return req, y
+}
+
+// served is what the server did with copy i, from y down, and its answer
+// on the way back, if one comes; late says the client gave up before the
+// answer. It returns where the next copy starts.
+func (p sdPainter) served(a DiagramAttempt, c DiagramDelivery, i int, late bool, y float64) ([]sdGroup, float64) {
+	y += 16
+	work, h := p.work(c, y)
+	gs := []sdGroup{work}
+	if i == 0 && late {
+		gs = append(gs, p.timeoutMark(y+h/2))
+	}
+	y += h
+	switch c.Outcome {
+	case "pending", "not-reached":
+		return gs, y // no answer yet, or none at all
+	case "dropped": // the server died with it: no answer comes back
+		if i == 0 && a.Status == 0 {
+			gs = append(gs, p.clientNote(y+30))
+			y += 30
+		}
+		return gs, y
+	}
+	back, y := p.answer(a, c, i, late, y+34)
+	return append(gs, back...), y
+}
+
+// work is the server's box for a copy, from y down, and its height: a
+// COMMIT in the database when it charged, else what it did.
+func (p sdPainter) work(c DiagramDelivery, y float64) (sdGroup, float64) {
+	lines := p.serverDid(c.Outcome)
+	h := float64(len(lines))*19 + 16
+	if c.Outcome == "charged" {
+		return sdGroup{Class: "sd-work sd-commit", Mark: "commit", Shapes: []sdShape{
+			line(sdServer+5, y+h/2, sdDatabase-46, y+h/2, "sd-arrow"), head(sdServer+5, y+h/2, sdDatabase-46, y+h/2, "sd-head"),
+			rect(sdDatabase-46, y, 92, h, "sd-box sd-commit-box"),
+			text(sdDatabase, y+h/2+6, "middle", "sd-commit-label", lines...),
+		}}, h
+	}
+	w := sdLinesWidth(lines, sdLabel) + 22
+	cx := min(mid(sdServer, sdDatabase), sdWidth-sdMargin-w/2)
+	return sdGroup{Class: "sd-work sd-outcome-" + c.Outcome, Mark: "server", Shapes: []sdShape{
+		rect(cx-w/2, y, w, h, "sd-box sd-server-box"),
+		text(cx, y+22, "middle", "sd-server-label", lines...),
+	}}, h
+}
+
+// answer is the server's answer to copy i, its arrow at y: a second copy's
+// goes unused, the network may lose it, the client may have given up on
+// it (late), or it arrives. It returns where the copy's part ends.
+func (p sdPainter) answer(a DiagramAttempt, c DiagramDelivery, i int, late bool, y float64) ([]sdGroup, float64) {
+	back := sdGroup{Class: "sd-response", Mark: "response", Shapes: []sdShape{
+		text(mid(sdNetwork, sdServer), y-10, "middle", "sd-status", p.statusLabel(c.Status)),
+	}}
+	switch {
+	case i > 0:
+		back.Shapes = append(back.Shapes,
+			line(sdServer-5, y, sdNetwork+7, y, "sd-arrow sd-back"), head(sdServer, y, sdNetwork+7, y, "sd-head"),
+			sdLabelText(sdNetwork-12, y+6, "end", "sd-note", p.t("diagram.note.unused"), sdNetwork-12-sdMargin, true))
+	case a.Fate == "response-lost":
+		back.Shapes = append(back.Shapes, line(sdServer-5, y, sdNetwork+12, y, "sd-arrow sd-back"))
+		gs := []sdGroup{back, lostMark(sdNetwork, y, p.t("diagram.lost.answer"), false)}
+		if a.Status == 0 {
+			return append(gs, p.clientNote(y+36)), y + 20
+		}
+		return gs, y
+	case late || a.Status == 0:
+		back.Shapes = append(back.Shapes,
+			line(sdServer-5, y, sdNetwork, y, "sd-arrow sd-back"), circle(sdNetwork, y, 5, "sd-node"),
+			line(sdNetwork, y, sdClient+44, y, "sd-arrow sd-late"),
+			text(mid(sdClient, sdNetwork)+10, y-10, "middle", "sd-note", p.t("diagram.note.late")))
+		back.Class += " sd-late-answer"
+		back.Mark = "late"
+	default:
+		back.Shapes = append(back.Shapes,
+			line(sdServer-5, y, sdClient+7, y, "sd-arrow sd-back"), head(sdServer, y, sdClient+7, y, "sd-head"),
+			circle(sdNetwork, y, 5, "sd-node"))
+	}
+	return []sdGroup{back}, y
 }
 
 func (p sdPainter) timeoutMark(y float64) sdGroup {
