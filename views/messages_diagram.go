@@ -1,8 +1,11 @@
 package views
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // diagramMessages are the words of the sequence diagram, in English and in
@@ -152,3 +155,122 @@ func DiagramKeys() []string { return slices.Sorted(maps.Keys(diagramMessages)) }
 // DiagramCount is n with the form of the counted word key that n takes in
 // l: DiagramCount(Russian, "diagram.n.attempts", 5) is «5 попыток».
 func DiagramCount(l Lang, key string, n int) string { return sdPainter{l}.count(key, n) }
+
+// The painter's words, chosen from the catalog in its language: the
+// machine values in words, what the server did, an attempt in a sentence.
+
+// t is the message key in the painter's language.
+func (p sdPainter) t(key string, args ...any) string { return p.l.T(key, args...) }
+
+// word is a machine value (a fate, an outcome, a key strategy) in words:
+// the catalog's prefix+value, or the value itself when the catalog has no
+// words for it.
+func (p sdPainter) word(prefix, value string) string {
+	if _, ok := diagramMessages[prefix+value]; !ok {
+		return value
+	}
+	return p.t(prefix + value)
+}
+
+// lines is the message key cut at its line breaks, for a label of a few
+// short lines.
+func (p sdPainter) lines(key string, args ...any) []string {
+	return strings.Split(p.t(key, args...), "\n")
+}
+
+// count is n with the form of the counted word that n takes: the message
+// holds the forms split by "|", each with a %d, one|many in English and
+// one|few|many in Russian (1 попытка, 2 попытки, 5 попыток).
+func (p sdPainter) count(key string, n int) string {
+	return fmt.Sprintf(pluralForm(p.l, p.t(key), int64(n)), n)
+}
+
+// around fills the message key with a marked first argument and the rest,
+// and cuts it at the mark: the words before and after the first argument,
+// which the template writes in its own element.
+func (p sdPainter) around(key string, args ...any) (before, after string) {
+	const mark = "\x00"
+	args = slices.Clone(args)
+	args[0] = mark
+	before, after, _ = strings.Cut(p.t(key, args...), mark)
+	return before, after
+}
+
+// serverDid names what the server did, in a box of a few short lines; the
+// catalog's words break the lines.
+func (p sdPainter) serverDid(outcome string) []string {
+	if _, ok := diagramMessages["diagram.box."+outcome]; !ok {
+		return []string{outcome}
+	}
+	return p.lines("diagram.box." + outcome)
+}
+
+// sentence tells an attempt in plain words.
+func (p sdPainter) sentence(a DiagramAttempt) string {
+	var b strings.Builder
+	b.WriteString(p.t("diagram.say.attempt", a.N, p.keyLabel(a)))
+	copies := copiesOf(a)
+	switch {
+	case len(copies) == 0 && a.Fate == "request-lost":
+		b.WriteString(p.t("diagram.say.request-lost"))
+	case len(copies) == 0:
+		b.WriteString(p.t("diagram.say.not-reached"))
+	case len(copies) == 2:
+		b.WriteString(p.t("diagram.say.twice"))
+		for i, c := range copies {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(p.t("diagram.say.copy", c.Copy, p.serverSaid(c.Outcome)))
+		}
+	default:
+		b.WriteString(p.t("diagram.say.reached", p.serverSaid(copies[0].Outcome)))
+	}
+	switch {
+	case a.Status != 0:
+		b.WriteString(p.t("diagram.say.got", a.Status))
+	case a.Fate == "response-lost" && len(copies) > 0 && copies[0].Outcome != "pending":
+		b.WriteString(p.t("diagram.say.answer-lost"))
+	case a.Fate == "slow" || a.Error != "":
+		if a.Fate == "slow" || strings.Contains(a.Error, "timeout") || strings.Contains(a.Error, "timed out") {
+			b.WriteString(p.t("diagram.say.timed-out"))
+		} else {
+			b.WriteString(p.t("diagram.say.no-answer"))
+		}
+	default:
+		b.WriteString(p.t("diagram.say.waiting"))
+	}
+	return b.String()
+}
+
+// serverSaid is what the server did, as the end of a sentence whose
+// subject is the server.
+func (p sdPainter) serverSaid(outcome string) string {
+	return p.word("diagram.did.", outcome)
+}
+
+// keyLabel shortens a key to what fits on an arrow: 8 characters and "…".
+func (p sdPainter) keyLabel(a DiagramAttempt) string {
+	if !a.HasKey {
+		return p.t("diagram.key.none")
+	}
+	k := []rune(a.Key)
+	if len(k) > 8 {
+		return p.t("diagram.key", string(k[:8])+"…")
+	}
+	return p.t("diagram.key", a.Key)
+}
+
+func (p sdPainter) keyTip(a DiagramAttempt) string {
+	if !a.HasKey {
+		return p.t("diagram.tip.no-key")
+	}
+	return p.t("diagram.tip.key", a.Key)
+}
+
+func (p sdPainter) statusLabel(status int) string {
+	if status == 0 {
+		return p.t("diagram.status.answer")
+	}
+	return strconv.Itoa(status)
+}
