@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
 
 	"idemlab/sim"
@@ -37,10 +40,10 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // decodeJSON reads the request's JSON body into dst strictly: the content
-// type must be JSON, unknown fields and trailing data are refused, JSON that
-// parsers could read differently is refused (readAlike), and every failure
-// is a problem that names what is wrong. An empty body is allowed only when
-// optional is set (dst then keeps its zero value).
+// type must be JSON, the body one JSON object that every JSON reader reads
+// alike (strictJSON), and every failure is a problem that names what is
+// wrong. An empty body is allowed only when optional is set (dst then keeps
+// its zero value).
 func decodeJSON(c echo.Context, dst any, optional bool) error {
 	r := c.Request()
 	raw, err := io.ReadAll(r.Body)
@@ -58,170 +61,208 @@ func decodeJSON(c echo.Context, dst any, optional bool) error {
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return newProblem(probMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonProblem(err)
+	return decodeBody(raw, dst)
+}
+
+// decodeBody decodes raw, a whole request body, into dst in one pass: the
+// decoder refuses, as it reads, what readers could read differently.
+func decodeBody(raw []byte, dst any) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), strictJSON)
+	if err := json.UnmarshalDecode(dec, dst); err != nil {
+		return jsonProblem(raw, err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	// A decoder reads a stream of values; a body is one.
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return newProblem(probValidation, "The body must hold exactly one JSON object; there is more after it.")
 	}
-	return readAlike(raw, reflect.TypeOf(dst))
+	return nil
 }
 
-// readAlike refuses JSON that two parsers could read differently, naming
-// the field: a member given twice ({"amount":1,"amount":2}: Go takes the
-// last, others the first or refuse), a name that matches a field only when
-// case is ignored ({"Amount":1}: Go's encoding/json matches it, other
-// parsers do not), text that is not UTF-8 or half a surrogate pair (Go puts
-// U+FFFD in its place), and whole numbers beyond ±(2^53−1), which a
-// JavaScript program reads as another number. The body then holds one
-// plain value per field, as RFC 7493 (I-JSON) asks.
+// strictJSON are the options of every request body. They refuse JSON that
+// two parsers could read differently, as RFC 7493 (I-JSON) asks, so that
+// the lab acts on what the client meant, whatever the client's parser:
+//   - a member given twice ({"amount":1,"amount":2}: Go's encoding/json
+//     takes the last, others the first or refuse); names are compared
+//     after unescaping;
+//   - a name that matches a field only when case is ignored ({"Amount":1}:
+//     encoding/json takes it, other parsers do not), and any unknown name;
+//   - text that is not UTF-8 or half a surrogate pair (encoding/json puts
+//     U+FFFD in its place);
+//   - whole numbers beyond ±(2^53−1), which a JavaScript program reads as
+//     another number (exactNumbers).
 //
-// github.com/go-json-experiment/json's jsontext (the prototype of Go's
-// encoding/json/v2) reads the tokens: it refuses duplicate names (compared
-// after unescaping) and invalid UTF-8 by itself and says where, as a JSON
-// Pointer; the walk here checks the names against the fields of t.
-func readAlike(raw []byte, t reflect.Type) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
-	err := walkJSON(dec, t, "")
-	if err == nil {
-		if _, err = dec.ReadToken(); errors.Is(err, io.EOF) {
-			return nil
-		}
-	}
-	p := newProblem(probValidation, "The body can be read in more than one way: send each field once, with its name exactly as documented, as UTF-8.")
-	var (
-		fe  *fieldErr
-		syn *jsontext.SyntacticError
-	)
-	switch {
-	case errors.As(err, &fe):
-		p.Errors = []sim.FieldError{fe.FieldError}
-	case errors.As(err, &syn) && errors.Is(err, jsontext.ErrDuplicateName):
-		p.Errors = []sim.FieldError{{Field: fieldOf(syn.JSONPointer), Detail: "must be given once"}}
-	case errors.As(err, &syn) && len(syn.JSONPointer) > 0 && (strings.Contains(err.Error(), "UTF-8") || strings.Contains(err.Error(), "surrogate")):
-		p.Errors = []sim.FieldError{{Field: fieldOf(syn.JSONPointer), Detail: "must be valid UTF-8"}}
-	case errors.As(err, &syn) && (strings.Contains(err.Error(), "UTF-8") || strings.Contains(err.Error(), "surrogate")):
-		p.Detail = "A name in the body is not valid UTF-8."
-	default:
-		p.Detail = "The body must hold exactly one JSON object."
-	}
-	return p
-}
+// A JSON null leaves a field as it was, as encoding/json did.
+var strictJSON = json.JoinOptions(
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false),
+	json.MatchCaseInsensitiveNames(false),
+	json.RejectUnknownMembers(true),
+	jsonv1.MergeWithLegacySemantics(true),
+	json.WithUnmarshalers(json.JoinUnmarshalers(plainRetry, exactNumbers)),
+)
 
-// fieldErr is a field that readAlike refuses.
-type fieldErr struct{ sim.FieldError }
-
-func (e *fieldErr) Error() string { return e.Field + " " + e.Detail }
+// plainRetry decodes a sim.RetryPatch by its fields, under the options of
+// the request. Its own UnmarshalJSON reads with encoding/json, which never
+// sees these options and matches names in any case: the request's
+// strictness would stop at "retry". When that method goes, this goes too.
+var plainRetry = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, p *sim.RetryPatch) error {
+	type fields sim.RetryPatch // the same fields, without the method
+	return json.UnmarshalDecode(dec, (*fields)(p))
+})
 
 // maxExact is the largest whole number every JSON reader holds exactly: a
 // JavaScript number is a float64.
 const maxExact = 1<<53 - 1
 
-// walkJSON reads one JSON value, which decodes into t (nil when any value
-// will do), checking each object's names against t's fields; path is where
-// the value is, as the errors name fields (retry.max_attempts, list.0.n).
-func walkJSON(dec *jsontext.Decoder, t reflect.Type, path string) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// errInexact is a number that JSON readers disagree about.
+var errInexact = errors.New("a number beyond what every JSON reader holds exactly")
+
+// exactNumbers sees every JSON number before it is stored, wherever it is
+// (a field, an array, a value of type any): the library has no option to
+// refuse whole numbers beyond ±(2^53−1), nor those no float64 holds
+// (1e400). It stores the number first, as the library does without this
+// function (with it, the number would come back here), so a number that
+// does not fit its field is a wrong type; of the request's options only
+// the merging matters to one number.
+var exactNumbers = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v any) error {
+	if dec.PeekKind() != '0' {
+		return json.SkipFunc
 	}
-	tok, err := dec.ReadToken()
+	lit, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	switch tok.Kind() {
-	case '{':
-		fields := jsonFields(t)
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return err
-			}
-			n, at := name.String(), join(path, name.String())
-			var ft reflect.Type
-			switch {
-			case fields != nil:
-				var ok bool
-				if ft, ok = fields[n]; !ok {
-					return &fieldErr{sim.FieldError{Field: at, Detail: unknownName(fields, n)}}
-				}
-			case t != nil && t.Kind() == reflect.Map:
-				ft = t.Elem()
-			}
-			if err := walkJSON(dec, ft, at); err != nil {
-				return err
-			}
-		}
-	case '[':
-		var et reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			et = t.Elem()
-		}
-		for i := 0; dec.PeekKind() != ']'; i++ {
-			if err := walkJSON(dec, et, join(path, strconv.Itoa(i))); err != nil {
-				return err
-			}
-		}
-	case '0':
-		lit := tok.String()
-		f, err := strconv.ParseFloat(lit, 64)
-		if whole := !strings.ContainsAny(lit, ".eE"); err != nil || whole && (f > maxExact || f < -maxExact) {
-			return &fieldErr{sim.FieldError{Field: path, Detail: fmt.Sprintf("must be a number from %d to %d: beyond, JSON readers disagree about it", -maxExact, maxExact)}}
-		}
-		return nil
-	default:
-		return nil
+	if err := json.Unmarshal(lit, v, jsonv1.MergeWithLegacySemantics(true)); err != nil {
+		return err
 	}
-	_, err = dec.ReadToken() // the closing } or ]
-	return err
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if whole := !bytes.ContainsAny(lit, ".eE"); err != nil || whole && (f > maxExact || f < -maxExact) {
+		return errInexact
+	}
+	return nil
+})
+
+// jsonProblem explains a decoding error of the body raw in the words of
+// the request, from the library's typed errors: what is wrong (their
+// sentinel errors, the Go type and the JSON kind) and where (the JSON
+// Pointer, which names the field).
+func jsonProblem(raw []byte, err error) *Problem {
+	var (
+		syn *jsontext.SyntacticError
+		sem *json.SemanticError
+	)
+	p := newProblem(probValidation, "The body is not valid JSON.")
+	// ambiguous is a field that JSON readers could read differently.
+	ambiguous := func(ptr jsontext.Pointer, detail string) *Problem {
+		p.Detail = "The body can be read in more than one way: send each field once, with its name exactly as documented, as UTF-8."
+		p.Errors = []sim.FieldError{{Field: fieldOf(ptr), Detail: detail}}
+		return p
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		p.Detail = "The body is empty; a JSON object was expected."
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		p.Detail = "The JSON body ends too soon."
+	case errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &syn):
+		return ambiguous(syn.JSONPointer, "must be given once")
+	case errors.As(err, &syn) && notUTF8(raw, syn.ByteOffset) && syn.JSONPointer == "":
+		p.Detail = "A name in the body is not valid UTF-8."
+	case errors.As(err, &syn) && notUTF8(raw, syn.ByteOffset):
+		return ambiguous(syn.JSONPointer, "must be valid UTF-8")
+	case errors.As(err, &syn):
+		// Counted from 1, as encoding/json did: the byte that is wrong.
+		p.Detail = fmt.Sprintf("The body is not valid JSON (at byte %d).", syn.ByteOffset+1)
+	case errors.Is(err, json.ErrUnknownName) && errors.As(err, &sem):
+		if twin := caseTwin(sem.GoType, sem.JSONPointer.LastToken()); twin != "" {
+			return ambiguous(sem.JSONPointer, "is not a field of this request: names are case-sensitive, and this one differs from "+twin+" in case only")
+		}
+		p.Detail = "The body has a field this endpoint does not know."
+		p.Errors = []sim.FieldError{{Field: fieldOf(sem.JSONPointer), Detail: "is not a field of this request"}}
+	case errors.Is(err, errInexact) && errors.As(err, &sem):
+		return ambiguous(sem.JSONPointer, fmt.Sprintf("must be a number from %d to %d: beyond, JSON readers disagree about it", -maxExact, maxExact))
+	case errors.As(err, &sem) && sem.JSONPointer == "":
+		p.Detail = "The body must be a JSON object."
+	case errors.As(err, &sem):
+		p.Detail = "A field has the wrong type."
+		p.Errors = []sim.FieldError{{Field: fieldOf(sem.JSONPointer), Detail: "must be " + typeWord(sem.GoType, sem.JSONKind)}}
+	}
+	return p
 }
 
-// unknownName says why name is not a field of fields.
-func unknownName(fields map[string]reflect.Type, name string) string {
-	for f := range fields {
-		if strings.EqualFold(f, name) {
-			return "is not a field of this request: names are case-sensitive, and this one differs from " + f + " in case only"
-		}
+// notUTF8 reports whether the text at off in raw is not UTF-8: a byte that
+// begins no UTF-8 sequence, or an escaped half of a surrogate pair (\ud800
+// alone). The library refuses both with a SyntacticError at that offset,
+// but exports no error value that tells them from other syntax errors.
+func notUTF8(raw []byte, off int64) bool {
+	if off < 0 || off >= int64(len(raw)) {
+		return false
 	}
-	return "is not a field of this request"
+	b := raw[off:]
+	if r, n := utf8.DecodeRune(b); r == utf8.RuneError && n == 1 {
+		return true
+	}
+	if len(b) < len(`\ud800`) || b[0] != '\\' || b[1] != 'u' {
+		return false
+	}
+	u, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+	return err == nil && utf16.IsSurrogate(rune(u))
 }
 
-// jsonFields are the JSON names of a struct type's fields and their types;
-// nil when t is not a struct.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
+// caseTwin is the field of the struct type t whose name differs from
+// name in case only ({"Amount":1} for amount), as encoding/json would
+// match them (strings.EqualFold), or "" when there is none. The names are
+// the library's own: those it writes for t's zero value.
+func caseTwin(t reflect.Type, name string) string {
 	if t == nil || t.Kind() != reflect.Struct {
-		return nil
+		return ""
 	}
-	out := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case name == "-" || !f.IsExported():
-			continue
-		case f.Anonymous && name == "" && jsonFields(f.Type) != nil:
-			for n, ft := range jsonFields(f.Type) {
-				out[n] = ft
-			}
-			continue
-		case name == "":
-			name = f.Name
+	var fields map[string]jsontext.Value
+	zero, err := json.Marshal(reflect.New(t).Interface())
+	if err != nil || json.Unmarshal(zero, &fields) != nil {
+		return ""
+	}
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if strings.EqualFold(f, name) {
+			return f
 		}
-		out[name] = f.Type
 	}
-	return out
+	return ""
 }
 
-// fieldOf names the field at a JSON Pointer as the errors do: retry.cap_ms.
+// typeWord says, in JSON's words, what a field of Go type t takes; k is
+// the kind of JSON value sent instead.
+func typeWord(t reflect.Type, k jsontext.Kind) string {
+	if t == nil {
+		return "of the documented type"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if k == '0' {
+			return "a whole number within range"
+		}
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		if k == '0' {
+			return "a number within range"
+		}
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	}
+	return "of the documented type"
+}
+
+// fieldOf names the field at a JSON Pointer as the errors do: retry.cap_ms,
+// list.1.note.
 func fieldOf(p jsontext.Pointer) string {
 	return strings.Join(slices.Collect(p.Tokens()), ".")
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // oneValueEach refuses a form post that gives a field more than once
@@ -253,53 +294,4 @@ func oneValueEach(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// jsonProblem explains a decoding error in the words of the request.
-func jsonProblem(err error) *Problem {
-	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
-	)
-	p := newProblem(probValidation, "The body is not valid JSON.")
-	switch {
-	case errors.Is(err, io.EOF):
-		p.Detail = "The body is empty; a JSON object was expected."
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		p.Detail = "The JSON body ends too soon."
-	case errors.As(err, &syn):
-		p.Detail = fmt.Sprintf("The body is not valid JSON (at byte %d).", syn.Offset)
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			p.Detail = "The body must be a JSON object."
-			break
-		}
-		p.Detail = "A field has the wrong type."
-		p.Errors = []sim.FieldError{{Field: field, Detail: "must be " + typeWord(typ)}}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		p.Detail = "The body has a field this endpoint does not know."
-		p.Errors = []sim.FieldError{{Field: name, Detail: "is not a field of this request"}}
-	}
-	return p
-}
-
-func typeWord(e *json.UnmarshalTypeError) string {
-	switch e.Type.Kind().String() {
-	case "int", "int64", "int32":
-		if e.Value == "number" || strings.HasPrefix(e.Value, "number ") {
-			return "a whole number within range"
-		}
-		return "a whole number"
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "struct", "map":
-		return "a JSON object"
-	case "slice", "array":
-		return "a JSON array"
-	}
-	return "of type " + e.Type.String()
 }
