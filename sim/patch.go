@@ -1,11 +1,7 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 )
 
 // SettingsPatch holds the fields a PATCH may change; nil means "leave as is".
@@ -37,21 +33,6 @@ type RetryPatch struct {
 	BaseMS      *int    `json:"base_ms"`
 	CapMS       *int    `json:"cap_ms"`
 	Jitter      *Jitter `json:"jitter"`
-}
-
-// UnmarshalJSON decodes a retry patch strictly, naming an unknown field by
-// its full path (retry.colour), as every other error about it does.
-func (p *RetryPatch) UnmarshalJSON(b []byte) error {
-	type plain RetryPatch
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode((*plain)(p)); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("json: unknown field %q", "retry."+strings.Trim(name, `"`))
-		}
-		return err
-	}
-	return nil
 }
 
 // Apply returns s with the patch merged in, or an EInvalid error naming every

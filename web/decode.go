@@ -98,17 +98,8 @@ var strictJSON = json.JoinOptions(
 	json.MatchCaseInsensitiveNames(false),
 	json.RejectUnknownMembers(true),
 	jsonv1.MergeWithLegacySemantics(true),
-	json.WithUnmarshalers(json.JoinUnmarshalers(plainRetry, exactNumbers)),
+	json.WithUnmarshalers(exactNumbers),
 )
-
-// plainRetry decodes a sim.RetryPatch by its fields, under the options of
-// the request. Its own UnmarshalJSON reads with encoding/json, which never
-// sees these options and matches names in any case: the request's
-// strictness would stop at "retry". When that method goes, this goes too.
-var plainRetry = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, p *sim.RetryPatch) error {
-	type fields sim.RetryPatch // the same fields, without the method
-	return json.UnmarshalDecode(dec, (*fields)(p))
-})
 
 // maxExact is the largest whole number every JSON reader holds exactly: a
 // JavaScript number is a float64.
