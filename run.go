@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"idemlab/sim/client"
 	"idemlab/sim/house"
 	"idemlab/sim/labs"
 	"idemlab/sim/notify"
@@ -122,7 +123,7 @@ func houseConfig(f flags, db *store.Store, logger *slog.Logger, self string, rt 
 		Labs: labs.Config{LabIdle: f.labIdle, MaxLabs: f.maxLabs, MaxInFlight: f.maxInFlight},
 		Notify: notify.Config{WithQueue: true, NATS: f.nats, QueueDir: queueDir, WithMailbox: true, SMTP: f.smtp,
 			Email: views.Email, AfterConsumerCommit: hk.afterConsumerCommit},
-		KV: true, Redis: f.redis, BaseURL: self, Transport: rt}
+		KV: true, Redis: f.redis, Client: client.Config{BaseURL: self, Transport: rt}}
 }
 
 // shown is the database as the log names it: never a password.

@@ -68,7 +68,7 @@ func startServer(tb testing.TB, opts ...func(*serverOpts)) *testServer {
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}
 	cfg := o.cfg
 	cfg.Store, cfg.Clock, cfg.Notify.Email = db, o.clock, views.Email
-	cfg.BaseURL, cfg.Transport = "http://"+ts.Listener.Addr().String(), transport
+	cfg.Client.BaseURL, cfg.Client.Transport = "http://"+ts.Listener.Addr().String(), transport
 	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("IDEMLAB_TEST_LOG") != "" { // the server's log, to see a 500's cause
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -43,10 +42,9 @@ type Config struct {
 	// (redis://host:6379/0). Without it "set-nx" is refused (503).
 	KV    bool
 	Redis string
-	// BaseURL and Transport are where the simulated client sends its
-	// requests: the lab's own server.
-	BaseURL   string
-	Transport http.RoundTripper
+	// Client is where the simulated client sends its requests (BaseURL,
+	// Transport): the lab's own server.
+	Client client.Config
 }
 
 // House is the lab: every room, wired.
@@ -122,8 +120,9 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	h.Client = client.New(client.Config{BaseURL: cfg.BaseURL, Transport: cfg.Transport, Store: h.Store, Labs: h.Labs,
-		Bus: h.Bus, Clock: h.Clock, Log: h.log})
+	cc := cfg.Client
+	cc.Store, cc.Labs, cc.Bus, cc.Clock, cc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
+	h.Client = client.New(cc)
 	h.Orders = orders.New(h.Store, h.Bus, h.Clock)
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
 	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Keys, h.log)

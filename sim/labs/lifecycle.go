@@ -56,7 +56,7 @@ func mend(ctx context.Context, r *Registry) error {
 	if !r.store.Alone() {
 		return nil
 	}
-	leftovers, err := r.IDs(ctx, `SELECT id FROM labs WHERE kind IN (?, ?)`, KindBuilding, kindDoomed)
+	leftovers, err := IDs(ctx, r.store, `SELECT id FROM labs WHERE kind IN (?, ?)`, KindBuilding, kindDoomed)
 	if err != nil {
 		return fmt.Errorf("labs: start: %w", err)
 	}
@@ -88,9 +88,9 @@ WHERE finished_at IS NULL`, now); err != nil {
 	return err
 }
 
-// IDs runs a query for lab ids.
-func (r *Registry) IDs(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := r.store.Query(ctx, query, args...)
+// IDs runs a query of the store for lab ids.
+func IDs(ctx context.Context, s *store.Store, query string, args ...any) ([]string, error) {
+	rows, err := s.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func (j Janitor) flushTouches(ctx context.Context, now time.Time) error {
 func (j Janitor) expire(ctx context.Context, now time.Time) error {
 	r := j.r
 	cutoff := now.Add(-r.cfg.LabIdle)
-	idle, err := r.IDs(ctx, `SELECT id FROM labs WHERE touched_at < ? AND kind IN (?, ?) LIMIT 100`,
+	idle, err := IDs(ctx, r.store, `SELECT id FROM labs WHERE touched_at < ? AND kind IN (?, ?) LIMIT 100`,
 		cutoff.UnixMilli(), KindPrivate, KindCompare)
 	if err != nil {
 		return fmt.Errorf("find idle labs: %w", err)

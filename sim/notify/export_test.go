@@ -7,4 +7,4 @@ import "idemlab/sim/broker"
 type Message = message
 
 // Broker is the notifier's broker, for the tests that publish by hand.
-func (n *Notifier) Broker() *broker.Broker { return n.broker }
+func (n *Notifier) Broker() *broker.Broker { return n.queue.broker }

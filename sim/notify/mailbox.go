@@ -12,6 +12,17 @@ import (
 	"idemlab/sim/store"
 )
 
+// outbox is the email's way out: the email outbox, sent over SMTP to the
+// lab's own mailbox (which records what it receives) or another server
+// (whose acceptance is recorded here), and the mailer, which sends what a
+// crash or a refusal left in it.
+type outbox struct {
+	n        *Notifier
+	server   *mail.Server // the lab's own mailbox, when Config.WithMailbox
+	addr     string       // where emails go: the mailbox's or Config.SMTP; "" sends none
+	external bool         // Config.SMTP: no mailbox of ours hears them
+}
+
 // outboxEmail is an email of the outbox, as its sender needs it.
 type outboxEmail struct {
 	lab, id, orderID string
@@ -22,11 +33,11 @@ type outboxEmail struct {
 // queueEmail writes an email to send into the outbox, in tx, for the
 // payment and the broker message ("" for none) behind it, claimed by its
 // writer, who sends it once tx commits.
-func (n *Notifier) queueEmail(tx *store.Tx, lab, orderID string, amount, payment int64, messageID string) (outboxEmail, error) {
+func (o *outbox) queueEmail(tx *store.Tx, lab, orderID string, amount, payment int64, messageID string) (outboxEmail, error) {
 	em := outboxEmail{lab: lab, id: "mail-" + sim.NewLabID(), orderID: orderID, amount: amount,
 		message: sql.NullString{String: messageID, Valid: messageID != ""}}
-	now := n.Clock.Now().UnixMilli()
-	_, err := tx.ExecStmt(n.st.insertEmail, lab, em.id, orderID, amount, payment, em.message, now, now)
+	now := o.n.Clock.Now().UnixMilli()
+	_, err := tx.ExecStmt(o.n.st.insertEmail, lab, em.id, orderID, amount, payment, em.message, now, now)
 	return em, err
 }
 
@@ -37,10 +48,10 @@ const claimTime = 30 * time.Second
 // sendEmail claims an email of the outbox that its writer left unsent and
 // sends it: the mailer's sweep. The claim keeps two senders from sending it
 // both.
-func (n *Notifier) sendEmail(ctx context.Context, lab, id string) error {
-	now := n.Clock.Now().UnixMilli()
+func (o *outbox) sendEmail(ctx context.Context, lab, id string) error {
+	now := o.n.Clock.Now().UnixMilli()
 	em := outboxEmail{lab: lab, id: id}
-	err := n.Store.Write(ctx, func(tx *store.Tx) error {
+	err := o.n.Store.Write(ctx, func(tx *store.Tx) error {
 		return tx.QueryRow(`UPDATE email_outbox SET claimed_at = ?1
 WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_id, amount, message_id`,
 			now, lab, id, now-claimTime.Milliseconds()).Scan(&em.orderID, &em.amount, &em.message)
@@ -51,24 +62,24 @@ WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_
 	if err != nil {
 		return err
 	}
-	return n.sendClaimed(ctx, em)
+	return o.sendClaimed(ctx, em)
 }
 
 // sendClaimed sends an email of the outbox that the caller holds (it wrote
 // it, or claimed it) over SMTP. The lab's own mailbox marks it sent as it
 // receives it; an external server's acceptance marks it here.
-func (n *Notifier) sendClaimed(ctx context.Context, em outboxEmail) error {
-	if n.mailAddr == "" {
+func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
+	if o.addr == "" {
 		return nil
 	}
-	l, err := n.Labs.Lab(ctx, em.lab)
+	l, err := o.n.Labs.Lab(ctx, em.lab)
 	if err != nil {
 		return err
 	}
 	lang := l.Settings().Language
 	subject, body := lang, ""
-	if n.Email != nil {
-		subject, body = n.Email(lang, em.orderID, em.amount)
+	if o.n.Email != nil {
+		subject, body = o.n.Email(lang, em.orderID, em.amount)
 	}
 	headers := map[string]string{"X-Idemlab-Lab": em.lab, "X-Idemlab-Order": em.orderID}
 	if em.message.Valid {
@@ -77,11 +88,11 @@ func (n *Notifier) sendClaimed(ctx context.Context, em outboxEmail) error {
 	m := mail.Message{From: sim.ShopAddress, To: sim.CustomerAddress, Subject: subject, Body: body, MessageID: em.id, Headers: headers}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := mail.Send(sctx, n.mailAddr, m); err != nil {
+	if err := mail.Send(sctx, o.addr, m); err != nil {
 		return fmt.Errorf("mail: send %s: %w", em.id, err)
 	}
-	if n.mailExternal { // no mailbox of ours hears it: record what was sent
-		return n.receive(ctx, em.lab, em.id, sim.CustomerAddress, subject, em.orderID, em.message)
+	if o.external { // no mailbox of ours hears it: record what was sent
+		return o.receive(ctx, em.lab, em.id, sim.CustomerAddress, subject, em.orderID, em.message)
 	}
 	return nil
 }
@@ -89,36 +100,36 @@ func (n *Notifier) sendClaimed(ctx context.Context, em outboxEmail) error {
 // mailer sends, every few seconds, what the outbox still holds: what a
 // crash left between the commit and the send, or a mailbox that was down
 // refused.
-func (n *Notifier) mailer() {
-	n.every(3*time.Second, nil, func() {
-		if err := n.sendUnsent(n.ctx); err != nil && n.ctx.Err() == nil {
-			n.Log.Warn("mailer", "err", err)
+func (o *outbox) mailer() {
+	o.n.every(3*time.Second, nil, func() {
+		if err := o.sendUnsent(o.n.ctx); err != nil && o.n.ctx.Err() == nil {
+			o.n.Log.Warn("mailer", "err", err)
 		}
 	})
 }
 
-func (n *Notifier) sendUnsent(ctx context.Context) error {
-	rows, err := n.Store.Query(ctx, `SELECT lab_id, id FROM email_outbox WHERE sent = 0 AND claimed_at <= ? ORDER BY created_at LIMIT 100`,
-		n.Clock.Now().Add(-claimTime).UnixMilli())
+func (o *outbox) sendUnsent(ctx context.Context) error {
+	rows, err := o.n.Store.Query(ctx, `SELECT lab_id, id FROM email_outbox WHERE sent = 0 AND claimed_at <= ? ORDER BY created_at LIMIT 100`,
+		o.n.Clock.Now().Add(-claimTime).UnixMilli())
 	if err != nil {
 		return err
 	}
 	type one struct{ lab, id string }
 	var unsent []one
 	for rows.Next() {
-		var o one
-		if err := rows.Scan(&o.lab, &o.id); err != nil {
+		var u one
+		if err := rows.Scan(&u.lab, &u.id); err != nil {
 			rows.Close()
 			return err
 		}
-		unsent = append(unsent, o)
+		unsent = append(unsent, u)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, o := range unsent {
-		if err := n.sendEmail(ctx, o.lab, o.id); err != nil && sim.ErrorCode(err) != sim.ENotFound {
+	for _, u := range unsent {
+		if err := o.sendEmail(ctx, u.lab, u.id); err != nil && sim.ErrorCode(err) != sim.ENotFound {
 			return err
 		}
 	}
@@ -127,7 +138,7 @@ func (n *Notifier) sendUnsent(ctx context.Context) error {
 
 // ReceiveMail stores an email the lab's SMTP mailbox accepted; the lab is
 // named by its X-Idemlab-Lab header. An email for no lab is refused.
-func (n *Notifier) ReceiveMail(ctx context.Context, r mail.Received) error {
+func (o *outbox) ReceiveMail(ctx context.Context, r mail.Received) error {
 	lab := r.Headers["X-Idemlab-Lab"]
 	if !sim.ValidLabID(lab) {
 		return sim.NoLab(lab)
@@ -140,17 +151,17 @@ func (n *Notifier) ReceiveMail(ctx context.Context, r mail.Received) error {
 	if v, ok := r.Headers["X-Idemlab-Message"]; ok {
 		msg = sql.NullString{String: v, Valid: true}
 	}
-	return n.receive(ctx, lab, r.MessageID, to, r.Subject, r.Headers["X-Idemlab-Order"], msg)
+	return o.receive(ctx, lab, r.MessageID, to, r.Subject, r.Headers["X-Idemlab-Order"], msg)
 }
 
 // receive stores an email the lab's mailbox received, and marks the
 // outbox's email of the same id sent, in one transaction.
-func (n *Notifier) receive(ctx context.Context, lab, id, to, subject, orderID string, msg sql.NullString) error {
-	err := n.Store.Write(ctx, func(tx *store.Tx) error {
-		if _, err := tx.ExecStmt(n.st.receive, lab, sim.Clip(id), sim.Clip(to), sim.Clip(subject), sim.Clip(orderID), msg, n.Clock.Now().UnixMilli()); err != nil {
+func (o *outbox) receive(ctx context.Context, lab, id, to, subject, orderID string, msg sql.NullString) error {
+	err := o.n.Store.Write(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecStmt(o.n.st.receive, lab, sim.Clip(id), sim.Clip(to), sim.Clip(subject), sim.Clip(orderID), msg, o.n.Clock.Now().UnixMilli()); err != nil {
 			return err
 		}
-		_, err := tx.ExecStmt(n.st.markSent, lab, id)
+		_, err := tx.ExecStmt(o.n.st.markSent, lab, id)
 		return err
 	})
 	if store.IsGone(err) {
@@ -159,6 +170,6 @@ func (n *Notifier) receive(ctx context.Context, lab, id, to, subject, orderID st
 	if err != nil {
 		return fmt.Errorf("mailbox %s: %w", lab, err)
 	}
-	n.Bus.Publish(sim.Event{Lab: lab, Kind: sim.EventEmail, OrderID: orderID, Subject: subject})
+	o.n.Bus.Publish(sim.Event{Lab: lab, Kind: sim.EventEmail, OrderID: orderID, Subject: subject})
 	return nil
 }

@@ -58,13 +58,9 @@ type Config struct {
 // mailer); Close stops them, then the broker and the mailbox.
 type Notifier struct {
 	Config
-	broker       *broker.Broker // the queue's, when Config.WithQueue
-	mailbox      *mail.Server   // the lab's own, when Config.WithMailbox
-	mailAddr     string         // where emails go: the mailbox's or Config.SMTP
-	mailExternal bool           // Config.SMTP: no mailbox of ours hears them
-	relayWake    chan struct{}  // a message waits in the outbox
-	consumers    consumers      // the labs whose consumer runs
-	st           statements
+	queue *queue  // nil without a broker
+	mail  *outbox // sends nothing without a mailbox or an SMTP server
+	st    statements
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -77,7 +73,8 @@ func Start(ctx context.Context, cfg Config) (*Notifier, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	n := &Notifier{Config: cfg, relayWake: make(chan struct{}, 1)}
+	n := &Notifier{Config: cfg}
+	n.mail = &outbox{n: n}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := n.st.prepare(ctx, cfg.Store); err != nil {
 		return nil, err
@@ -92,20 +89,20 @@ func Start(ctx context.Context, cfg Config) (*Notifier, error) {
 func (n *Notifier) startParts(ctx context.Context) error {
 	switch {
 	case n.SMTP != "":
-		n.mailAddr, n.mailExternal = n.SMTP, true
+		n.mail.addr, n.mail.external = n.SMTP, true
 	case n.WithMailbox:
-		box, err := mail.Start(mail.Config{Deliver: n.ReceiveMail, Logger: n.Log})
+		box, err := mail.Start(mail.Config{Deliver: n.mail.ReceiveMail, Logger: n.Log})
 		if err != nil {
 			return fmt.Errorf("mailbox: %w", err)
 		}
-		n.mailbox, n.mailAddr = box, box.Addr()
+		n.mail.server, n.mail.addr = box, box.Addr()
 	}
 	if n.WithQueue || n.NATS != "" {
 		b, err := broker.Start(ctx, broker.Config{URL: n.NATS, StoreDir: n.QueueDir, Logger: n.Log})
 		if err != nil {
 			return fmt.Errorf("broker: %w", err)
 		}
-		n.broker = b
+		n.queue = &queue{n: n, broker: b, wake: make(chan struct{}, 1)}
 	}
 	return nil
 }
@@ -114,31 +111,40 @@ func (n *Notifier) startParts(ctx context.Context) error {
 // relay, which resumes the consumers of the messages left unacknowledged by
 // the last run and publishes what waits. Close stops them.
 func (n *Notifier) Run() {
-	if n.mailAddr != "" {
-		n.spawn(n.mailer)
+	if n.mail.addr != "" {
+		n.spawn(n.mail.mailer)
 	}
-	if n.broker != nil {
-		n.spawn(n.relay)
+	if n.queue != nil {
+		n.spawn(n.queue.relay)
 	}
 }
 
 // Queues reports whether the broker runs; Mails, whether emails go out.
-func (n *Notifier) Queues() bool { return n.broker != nil }
+func (n *Notifier) Queues() bool { return n.queue != nil }
 
 // Mails reports whether the lab's emails go out, to a mailbox of its own or
 // another server.
-func (n *Notifier) Mails() bool { return n.mailAddr != "" }
+func (n *Notifier) Mails() bool { return n.mail.addr != "" }
+
+// WakeRelay tells the relay that a message may wait in the outbox, without
+// blocking: the web layer does once a new payment's answer is written. The
+// relay looks every second anyway.
+func (n *Notifier) WakeRelay() {
+	if n.queue != nil {
+		n.queue.wakeUp()
+	}
+}
 
 // Close stops the relay and the mailer and waits for them; then the broker
 // and the mailbox stop.
 func (n *Notifier) Close() {
 	n.cancel()
 	n.wg.Wait()
-	if n.broker != nil {
-		n.broker.Close()
+	if n.queue != nil {
+		n.queue.broker.Close()
 	}
-	if n.mailbox != nil {
-		n.mailbox.Close()
+	if n.mail.server != nil {
+		n.mail.server.Close()
 	}
 }
 
@@ -173,7 +179,7 @@ func (n *Notifier) every(d time.Duration, wake <-chan struct{}, f func()) {
 func (n *Notifier) Write(tx *store.Tx, l *labs.Lab, s sim.Settings, p *sim.Payment) error {
 	switch s.Notify {
 	case sim.NotifyQueue:
-		if n.broker == nil {
+		if n.queue == nil {
 			return nil
 		}
 		// One statement on the charge's path: the message's number in the
@@ -181,7 +187,7 @@ func (n *Notifier) Write(tx *store.Tx, l *labs.Lab, s sim.Settings, p *sim.Payme
 		_, err := tx.ExecStmt(n.st.insertMessage, l.ID, "msg-"+sim.NewLabID(), p.ID, p.OrderID, p.ID, p.Amount, s.Delivery, s.PublishDedup, n.Clock.Now().UnixMilli())
 		return err
 	case sim.NotifyDirect:
-		_, err := n.queueEmail(tx, l.ID, p.OrderID, p.Amount, p.ID, "")
+		_, err := n.mail.queueEmail(tx, l.ID, p.OrderID, p.Amount, p.ID, "")
 		return err
 	}
 	return nil
@@ -199,7 +205,7 @@ func (n *Notifier) Send(ctx context.Context, l *labs.Lab, p *sim.Payment) {
 	if err != nil {
 		return // no email of the handler's own
 	}
-	if err := n.sendClaimed(ctx, em); err != nil {
+	if err := n.mail.sendClaimed(ctx, em); err != nil {
 		n.Log.Warn("notify: send", "lab", l.ID, "err", err) // the outbox keeps it for later
 	}
 }

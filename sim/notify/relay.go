@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/broker"
+	"idemlab/sim/labs"
 	"idemlab/sim/store"
 )
 
@@ -29,41 +31,41 @@ type message struct {
 // several processes on one database, the leader's relay alone publishes:
 // from the moment it leads, it first resumes the consumers of the messages
 // left unacknowledged, then publishes.
-func (n *Notifier) relay() {
+func (q *queue) relay() {
 	leading := false
-	n.every(time.Second, n.relayWake, func() {
-		if !leading && n.Store.Lead(n.ctx) {
-			if err := n.resumeConsumers(n.ctx); err != nil && n.ctx.Err() == nil {
-				n.Log.Warn("relay: resume the consumers", "err", err)
+	q.n.every(time.Second, q.wake, func() {
+		if !leading && q.n.Store.Lead(q.n.ctx) {
+			if err := q.resumeConsumers(q.n.ctx); err != nil && q.n.ctx.Err() == nil {
+				q.n.Log.Warn("relay: resume the consumers", "err", err)
 			} else {
 				leading = true
 			}
 		}
 		if leading {
-			if err := n.publishPending(n.ctx); err != nil && n.ctx.Err() == nil {
-				n.Log.Warn("relay", "err", err)
+			if err := q.publishPending(q.n.ctx); err != nil && q.n.ctx.Err() == nil {
+				q.n.Log.Warn("relay", "err", err)
 			}
 		}
 	})
 }
 
-// WakeRelay tells the relay that a message may wait in the outbox, without
+// wakeUp tells the relay that a message may wait in the outbox, without
 // blocking; the relay looks every second anyway.
-func (n *Notifier) WakeRelay() {
+func (q *queue) wakeUp() {
 	select {
-	case n.relayWake <- struct{}{}:
+	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (n *Notifier) publishPending(ctx context.Context) error {
-	pending, err := n.pending(ctx)
+func (q *queue) publishPending(ctx context.Context) error {
+	pending, err := q.pending(ctx)
 	if err != nil {
 		return err
 	}
 	var done []published
 	for _, m := range pending {
-		if err := n.consumeLab(ctx, m.Lab); err != nil {
+		if err := q.consumeLab(ctx, m.Lab); err != nil {
 			if sim.ErrorCode(err) == sim.ENotFound {
 				continue // the lab went: its messages go with it
 			}
@@ -79,19 +81,19 @@ func (n *Notifier) publishPending(ctx context.Context) error {
 		}
 		data, _ := json.Marshal(m)
 		for range copies {
-			if _, _, err := n.broker.Publish(ctx, m.Lab, data, id); err != nil {
-				n.markPublished(ctx, done)
+			if _, _, err := q.broker.Publish(ctx, m.Lab, data, id); err != nil {
+				q.markPublished(ctx, done)
 				return fmt.Errorf("publish %s: %w", m.ID, err)
 			}
 		}
 		done = append(done, published{m.Lab, m.ID, copies})
 	}
-	return n.markPublished(ctx, done)
+	return q.markPublished(ctx, done)
 }
 
 // pending reads the oldest messages not yet published.
-func (n *Notifier) pending(ctx context.Context) ([]message, error) {
-	rows, err := n.Store.Query(ctx, `SELECT lab_id, id, order_id, payment_n, amount, fate, msg_dedup
+func (q *queue) pending(ctx context.Context) ([]message, error) {
+	rows, err := q.n.Store.Query(ctx, `SELECT lab_id, id, order_id, payment_n, amount, fate, msg_dedup
 FROM messages WHERE published = 0 ORDER BY created_at, seq LIMIT 100`)
 	if err != nil {
 		return nil, err
@@ -115,18 +117,27 @@ type published struct {
 }
 
 // markPublished records the relay's batch in one transaction.
-func (n *Notifier) markPublished(ctx context.Context, done []published) error {
+func (q *queue) markPublished(ctx context.Context, done []published) error {
 	if len(done) == 0 {
 		return nil
 	}
-	return n.Store.Write(ctx, func(tx *store.Tx) error {
+	return q.n.Store.Write(ctx, func(tx *store.Tx) error {
 		for _, p := range done {
-			if _, err := tx.ExecStmt(n.st.markPublished, p.copies, p.lab, p.id); err != nil {
+			if _, err := tx.ExecStmt(q.n.st.markPublished, p.copies, p.lab, p.id); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// queue is the email's path through the broker: the relay, which publishes
+// the outbox's messages, and the labs' consumers, which send the emails.
+type queue struct {
+	n         *Notifier
+	broker    *broker.Broker
+	wake      chan struct{} // a message waits in the outbox
+	consumers consumers     // the labs whose consumer runs
 }
 
 // consumers are the labs whose consumer runs, with its ack wait.
@@ -136,66 +147,66 @@ type consumers struct {
 }
 
 // consumeLab makes sure the lab's consumer runs with the lab's ack wait.
-func (n *Notifier) consumeLab(ctx context.Context, lab string) error {
-	l, err := n.Labs.Lab(ctx, lab)
+func (q *queue) consumeLab(ctx context.Context, lab string) error {
+	l, err := q.n.Labs.Lab(ctx, lab)
 	if err != nil {
 		return err
 	}
 	wait := time.Duration(l.Settings().AckWaitMS) * time.Millisecond
-	n.consumers.mu.Lock()
-	defer n.consumers.mu.Unlock()
-	if n.consumers.m == nil {
-		n.consumers.m = map[string]time.Duration{}
+	q.consumers.mu.Lock()
+	defer q.consumers.mu.Unlock()
+	if q.consumers.m == nil {
+		q.consumers.m = map[string]time.Duration{}
 	}
-	if got, ok := n.consumers.m[lab]; ok && got == wait {
+	if got, ok := q.consumers.m[lab]; ok && got == wait {
 		return nil
 	}
-	if err := n.broker.Consume(lab, wait, n.deliver); err != nil {
+	if err := q.broker.Consume(lab, wait, q.deliver); err != nil {
 		return fmt.Errorf("consume %s: %w", lab, err)
 	}
-	n.consumers.m[lab] = wait
+	q.consumers.m[lab] = wait
 	return nil
 }
 
 // removeConsumer removes the lab's consumer and its messages from the
 // broker, when the lab is removed.
-func (n *Notifier) removeConsumer(ctx context.Context, lab string) {
-	if n.broker == nil {
+func (q *queue) removeConsumer(ctx context.Context, lab string) {
+	if q.broker == nil {
 		return
 	}
-	n.consumers.mu.Lock()
-	delete(n.consumers.m, lab)
-	n.consumers.mu.Unlock()
-	if err := n.broker.Remove(ctx, lab); err != nil {
-		n.Log.Warn("broker: remove", "lab", lab, "err", err)
+	q.consumers.mu.Lock()
+	delete(q.consumers.m, lab)
+	q.consumers.mu.Unlock()
+	if err := q.broker.Remove(ctx, lab); err != nil {
+		q.n.Log.Warn("broker: remove", "lab", lab, "err", err)
 	}
 }
 
 // stopConsumer stops the consumer of a lab let go from memory; its durable
 // keeps what is unacknowledged for the next start of the consumer.
-func (n *Notifier) stopConsumer(lab string) {
-	if n.broker == nil {
+func (q *queue) stopConsumer(lab string) {
+	if q.broker == nil {
 		return
 	}
-	n.consumers.mu.Lock()
-	_, ok := n.consumers.m[lab]
-	delete(n.consumers.m, lab)
-	n.consumers.mu.Unlock()
+	q.consumers.mu.Lock()
+	_, ok := q.consumers.m[lab]
+	delete(q.consumers.m, lab)
+	q.consumers.mu.Unlock()
 	if ok {
-		n.broker.Stop(lab)
+		q.broker.Stop(lab)
 	}
 }
 
 // resumeConsumers starts, at the relay's start, the consumers of the labs
 // with messages younger than the broker keeps them: it redelivers what was
 // not acknowledged.
-func (n *Notifier) resumeConsumers(ctx context.Context) error {
-	labs, err := n.Labs.IDs(ctx, `SELECT DISTINCT lab_id FROM messages WHERE created_at > ?`, n.Clock.Now().Add(-24*time.Hour).UnixMilli())
+func (q *queue) resumeConsumers(ctx context.Context) error {
+	ids, err := labs.IDs(ctx, q.n.Store, `SELECT DISTINCT lab_id FROM messages WHERE created_at > ?`, q.n.Clock.Now().Add(-24*time.Hour).UnixMilli())
 	if err != nil {
 		return err
 	}
-	for _, lab := range labs {
-		if err := n.consumeLab(ctx, lab); err != nil && sim.ErrorCode(err) != sim.ENotFound {
+	for _, lab := range ids {
+		if err := q.consumeLab(ctx, lab); err != nil && sim.ErrorCode(err) != sim.ENotFound {
 			return err
 		}
 	}

@@ -42,11 +42,14 @@ type room struct {
 // keeps what is unacknowledged for the next start), and removes it and its
 // messages from the broker when the lab is removed.
 func (r room) Close(ctx context.Context, lab string, why labs.Closing) {
+	if r.n.queue == nil {
+		return
+	}
 	switch why {
 	case labs.Evicted:
-		r.n.stopConsumer(lab)
+		r.n.queue.stopConsumer(lab)
 	case labs.Removed:
-		r.n.removeConsumer(ctx, lab)
+		r.n.queue.removeConsumer(ctx, lab)
 	}
 }
 
