@@ -89,8 +89,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [9]map[string]message {
-	return [9]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages}
+func catalogs() [10]map[string]message {
+	return [10]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

@@ -15,13 +15,14 @@ func TestReadAlike(t *testing.T) {
 		Note string `json:"note,omitempty"`
 	}
 	type body struct {
-		Text   string           `json:"text"`
-		Big    int64            `json:"big"`
-		Inner  *inner           `json:"inner"`
-		List   []inner          `json:"list"`
-		Map    map[string]inner `json:"map"`
-		Any    any              `json:"any"`
-		Plain  int
+		Text  string           `json:"text"`
+		Big   int64            `json:"big"`
+		Inner *inner           `json:"inner"`
+		List  []inner          `json:"list"`
+		Map   map[string]inner `json:"map"`
+		Any   any              `json:"any"`
+		Plain int
+		//lint:ignore U1000 an unexported field: the decoder must leave it alone
 		hidden int
 		Skip   int `json:"-"`
 	}

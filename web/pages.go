@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/views"
 )
 
@@ -23,17 +24,18 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-func problemInfo(c echo.Context, t problemType) views.ProblemInfo {
-	if views.LangOf(c.Request().Context()) == views.Russian {
-		return views.ProblemInfo{Slug: t.Slug, Status: t.Status, Title: t.TitleRU, Explain: t.ExplainRU}
-	}
-	return views.ProblemInfo{Slug: t.Slug, Status: t.Status, Title: t.Title, Explain: t.Explain}
+// problemInfo is a problem type as its page shows it, in the reader's
+// language.
+func problemInfo(c echo.Context, t api.ProblemType) views.ProblemInfo {
+	lang := views.LangOf(c.Request().Context())
+	return views.ProblemInfo{Slug: t.Slug, Status: t.Status,
+		Title: lang.T("problem." + t.Slug + ".title"), Explain: lang.T("problem." + t.Slug + ".explain")}
 }
 
 func handleProblemIndex() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var ps []views.ProblemInfo
-		for _, t := range problemTypes() {
+		for _, t := range api.ProblemTypes() {
 			ps = append(ps, problemInfo(c, t))
 		}
 		return render(c, http.StatusOK, views.ProblemIndex(ps))
@@ -42,7 +44,7 @@ func handleProblemIndex() echo.HandlerFunc {
 
 func handleProblemPage() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		for _, t := range problemTypes() {
+		for _, t := range api.ProblemTypes() {
 			if t.Slug == c.Param("slug") {
 				return render(c, http.StatusOK, views.ProblemPage(problemInfo(c, t)))
 			}
@@ -112,14 +114,14 @@ func errorNotice(c echo.Context, p *Problem) error {
 
 // leadOf is p's problem type and the words that lead its page: what
 // happened and what to do, for a person.
-func leadOf(p *Problem) (problemType, views.Msg) {
+func leadOf(p *Problem) (api.ProblemType, views.Msg) {
 	slug, _ := strings.CutPrefix(p.Type, "/problems/")
-	for _, t := range problemTypes() {
+	for _, t := range api.ProblemTypes() {
 		if t.Slug == slug {
 			return t, views.M("error.lead." + slug)
 		}
 	}
-	return problemType{}, views.M("error.lead.other")
+	return api.ProblemType{}, views.M("error.lead.other")
 }
 
 // errorView is p as the error page shows it, in the language of c.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
 	"idemlab/views"
 )
@@ -127,12 +128,15 @@ func TestBusyPage(t *testing.T) {
 	}
 }
 
-// Every problem type has its lead on the error pages, in both languages.
+// Every problem type has its lead on the error pages, and its title and
+// explanation on its own page, in both languages.
 func TestEveryProblemHasALead(t *testing.T) {
 	keys := views.Keys()
-	for _, p := range problemTypes() {
-		if m, ok := keys["error.lead."+p.Slug]; !ok || m[0] == "" || m[1] == "" {
-			t.Errorf("no lead for %s: %q", p.Slug, m)
+	for _, p := range api.ProblemTypes() {
+		for _, k := range []string{"error.lead." + p.Slug, "problem." + p.Slug + ".title", "problem." + p.Slug + ".explain"} {
+			if m, ok := keys[k]; !ok || m[0] == "" || m[1] == "" {
+				t.Errorf("no %s: %q", k, m)
+			}
 		}
 	}
 }

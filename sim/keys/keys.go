@@ -125,7 +125,7 @@ type Entry struct {
 // newest first; a key that has expired is listed with TTL 0 until the index
 // forgets it (it keeps the newest maxIndex keys, for indexLife).
 func (s *Store) Keys(ctx context.Context, lab string, most int) ([]Entry, error) {
-	ks, err := s.rdb.ZRevRange(ctx, index(lab), 0, int64(most-1)).Result()
+	ks, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: index(lab), Start: 0, Stop: int64(most - 1), Rev: true}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDown, err)
 	}

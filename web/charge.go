@@ -1,0 +1,115 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"idemlab/api"
+	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/ledger"
+)
+
+// chargeBody is the JSON body of a charge; pointers tell "missing" from zero.
+type chargeBody struct {
+	OrderID *string `json:"order_id"`
+	Amount  *int64  `json:"amount"`
+}
+
+// charge checks the body's fields and returns the charge they make, or a
+// problem listing every missing or invalid field at once; extra adds the
+// errors found in other parts of the request.
+func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
+	var c sim.Charge
+	if b.OrderID != nil {
+		c.OrderID = *b.OrderID
+	}
+	if b.Amount != nil {
+		c.Amount = *b.Amount
+	}
+	fs := extra
+	var se *sim.Error
+	if err := c.Validate(); errors.As(err, &se) {
+		for _, f := range se.Fields {
+			if (f.Field == "order_id" && b.OrderID == nil) || (f.Field == "amount" && b.Amount == nil) {
+				f = sim.Broke(f.Field, "required")
+			}
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) > 0 {
+		return c, sim.Invalid(fs...)
+	}
+	return c, nil
+}
+
+// handleCharge is the protected endpoint: the server the lessons are about.
+func handleCharge(h *house.House) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body chargeBody
+		if err := decodeJSON(c, &body, false); err != nil {
+			return err
+		}
+		var keyErrs []sim.FieldError
+		var key *string
+		switch vals := c.Request().Header.Values(api.HeaderKey); len(vals) {
+		case 0:
+		case 1:
+			k, err := sim.ParseKey(vals[0])
+			var se *sim.Error
+			if errors.As(err, &se) {
+				keyErrs = se.Fields
+			} else {
+				key = &k
+			}
+		default:
+			keyErrs = []sim.FieldError{sim.Broke("Idempotency-Key", "once")}
+		}
+		ch, err := body.charge(keyErrs...)
+		if err != nil {
+			return err
+		}
+		ch.Key = key
+		ch.Direct = c.Request().Header.Get(api.HeaderAttempt) == ""
+		l := labOf(c)
+		res, err := h.Ledger.Charge(c.Request().Context(), l, ch)
+		if sim.ErrorCode(err) == sim.ECrashed {
+			// The server "dies" with the request in its hands: the
+			// connection drops and no answer, not even a 5xx, goes out.
+			panic(http.ErrAbortHandler)
+		}
+		if err != nil {
+			return err
+		}
+		return chargeAnswer(c, h, l, ch, res)
+	}
+}
+
+// chargeAnswer sends the answer the contract gives the charge's result.
+func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, res ledger.Result) error {
+	var st sim.Stored
+	switch {
+	case res.Replay != nil:
+		st = *res.Replay
+		c.Response().Header().Set(api.HeaderReplayed, "true")
+	case res.Payment != nil:
+		st = api.Charged(l.ID, *res.Payment)
+	default:
+		st = api.Duplicate(ch.Key)
+	}
+	if st.Location != "" {
+		c.Response().Header().Set(echo.HeaderLocation, st.Location)
+	}
+	if res.Payment == nil {
+		return c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
+	}
+	// A new payment may have a message in the outbox: the relay starts
+	// once the answer is sent, so the email never shares its time.
+	err := c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
+	c.Response().Flush()
+	h.Notify.WakeRelay()
+	return err
+}

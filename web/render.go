@@ -1,0 +1,105 @@
+package web
+
+import (
+	"bytes"
+	"context"
+
+	"idemlab/sim"
+	"idemlab/views"
+)
+
+// snapshot returns the lab's log and progress for a page.
+func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.labs[lab]
+	if !ok {
+		return nil, views.Msg{}
+	}
+	return f.log.newestFirst(), f.progress()
+}
+
+// render renders the lab for its streams, once per language, after the
+// gathering window, and again as long as something changed meanwhile.
+func (h *Hub) render(lab string) {
+	defer h.wg.Done()
+	for {
+		select {
+		case <-h.closed:
+			return
+		case <-h.clock.NewTimer(coalesce).C():
+		}
+		select {
+		case <-h.closed:
+			return
+		case h.slots <- struct{}{}:
+		}
+		h.mu.Lock()
+		f, ok := h.labs[lab]
+		var langs []views.Lang
+		if ok {
+			f.again = false
+			seen := map[views.Lang]bool{}
+			for s := range f.streams {
+				if !seen[s.lang] {
+					seen[s.lang] = true
+					langs = append(langs, s.lang)
+				}
+			}
+		}
+		h.mu.Unlock()
+		for _, lang := range langs {
+			data, err := h.partials(context.Background(), lab, lang)
+			if err != nil {
+				if sim.ErrorCode(err) != sim.ENotFound {
+					h.log.Warn("render lab for streams", "lab", lab, "err", err)
+				}
+				continue
+			}
+			h.broadcast(lab, lang, data)
+		}
+		<-h.slots
+		h.mu.Lock()
+		f, ok = h.labs[lab]
+		if !ok || !f.again || len(f.streams) == 0 {
+			if ok {
+				f.rendering, f.again = false, false
+			}
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+	}
+}
+
+// partials renders the lab's live regions in a language.
+func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte, error) {
+	ctx = views.WithLang(ctx, lang)
+	l, err := h.house.Labs.Lab(ctx, lab)
+	if err != nil {
+		return nil, err
+	}
+	p, err := labPage(ctx, h.house, h, l)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := views.Partials(p).Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (h *Hub) broadcast(lab string, lang views.Lang, data []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.labs[lab]
+	if !ok {
+		return
+	}
+	for s := range f.streams {
+		if s.lang == lang {
+			s.put(data, nil)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package web
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+
+	"idemlab/views"
+)
+
+// stream is one open page. It holds the newest message of each kind (a
+// swap of the regions, the settings): a page that falls behind gets the
+// latest state, never an older one, and never loses a settings change.
+type stream struct {
+	lang views.Lang // the page's language
+	mu   sync.Mutex
+	swap []byte
+	sets []byte
+	gone bool          // the lab was removed: the stream ends
+	wake chan struct{} // something new is held
+}
+
+// put keeps the newest swap and settings message (nil leaves one as is)
+// and wakes the stream's writer.
+func (s *stream) put(swap, sets []byte) {
+	s.mu.Lock()
+	if swap != nil {
+		s.swap = swap
+	}
+	if sets != nil {
+		s.sets = sets
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end tells the stream its lab is gone.
+func (s *stream) end() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what the stream holds and empties it.
+func (s *stream) take() (swap, sets []byte, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	swap, sets, gone = s.swap, s.sets, s.gone
+	s.swap, s.sets = nil, nil
+	return swap, sets, gone
+}
+
+// logRing is a lab's last logKeep log lines: adding one costs the same
+// however long the log has run.
+type logRing struct {
+	lines [logKeep]views.LogLine
+	next  int // where the next line goes
+	n     int // lines held
+}
+
+func (r *logRing) add(line views.LogLine) {
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % logKeep
+	r.n = min(r.n+1, logKeep)
+}
+
+// newestFirst returns a copy of the lines held, the newest first.
+func (r *logRing) newestFirst() []views.LogLine {
+	out := make([]views.LogLine, r.n)
+	for i := range out {
+		out[i] = r.lines[(r.next-1-i+2*logKeep)%logKeep]
+	}
+	return out
+}
+
+// sseData writes data as SSE "data:" lines.
+func sseData(b *bytes.Buffer, event string, data []byte) {
+	if event != "" {
+		b.WriteString("event: " + event + "\n")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+}
