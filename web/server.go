@@ -1,5 +1,7 @@
-// Package web is the lab's HTTP face: the JSON API, the problem pages and
-// (later) the dashboard, all on Echo.
+// Package web is the lab's HTTP face, on Echo: the JSON API, the dashboard
+// (pages, their forms, their live streams) and the problem pages. It
+// decodes and checks requests, asks the rooms of the house, maps their
+// errors to problems in one place, and renders views.
 package web
 
 import (
@@ -49,7 +51,7 @@ type Options struct {
 	// once, then one every 2 s.
 	LabRate Rate
 	// CompareRate limits side-by-side runs (POST /compare, POST
-	// /api/v1/compare), 25 labs each: 3 at once, then one every 10 s.
+	// /api/v1/compare), 39 labs each: 3 at once, then one every 10 s.
 	CompareRate Rate
 	// ScenarioRate limits opening scenario links (GET /s/{code}), each a
 	// lab rebuilt: 30 at once, then one every 2 s.

@@ -26,7 +26,7 @@ import (
 // Whatever the client does, a request that left for the server runs there
 // to its end: Observe is told of every copy's fate when it is known, which may
 // be after RoundTrip has returned (the client timed out). Spawn runs those
-// waits under their owner, so that nothing outlives the engine.
+// waits under their owner, so that nothing outlives the client.
 type Network struct {
 	Fate    sim.Fate
 	Next    http.RoundTripper

@@ -135,7 +135,7 @@ CREATE TABLE IF NOT EXISTS comparisons (
 CREATE INDEX IF NOT EXISTS comparisons_age ON comparisons (created_at);
 
 -- The counts, kept in the transaction that changes what they count (as
--- schema.sql's triggers do).
+-- SQLite's triggers do).
 CREATE OR REPLACE FUNCTION payments_count() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE c BIGINT; p BIGINT;
 BEGIN
