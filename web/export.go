@@ -95,7 +95,7 @@ func labHistory(c echo.Context, h *house.House) (history, error) {
 	if err != nil {
 		return history{}, err
 	}
-	return history{Lab: l.ID, ExportedAt: time.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: t.Payments, Total: t.Total, lab: l}, nil
+	return history{Lab: l.ID, ExportedAt: h.Clock.Now().UTC(), Settings: l.Settings(), Operations: ops, Payments: t.Payments, Total: t.Total, lab: l}, nil
 }
 
 // handleExportJSON sends the lab's history as JSON.

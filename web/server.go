@@ -71,9 +71,9 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		opts.MaxRequests = DefaultMaxRequests
 	}
 	limits := routeLimits{
-		labs:      newLimiter("lab-rate", "new labs", opts.LabRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
-		compares:  newLimiter("compare-rate", "comparisons", opts.CompareRate.orDefault(Rate{Every: 10 * time.Second, Burst: 3}), time.Now).middleware,
-		scenarios: newLimiter("scenario-rate", "scenario links opened", opts.ScenarioRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), time.Now).middleware,
+		labs:      newLimiter("lab-rate", "new labs", opts.LabRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), h.Clock.Now).middleware,
+		compares:  newLimiter("compare-rate", "comparisons", opts.CompareRate.orDefault(Rate{Every: 10 * time.Second, Burst: 3}), h.Clock.Now).middleware,
+		scenarios: newLimiter("scenario-rate", "scenario links opened", opts.ScenarioRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), h.Clock.Now).middleware,
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
