@@ -70,7 +70,10 @@ func (h *Hub) follow() {
 		select {
 		case <-h.closed:
 			return
-		case ev := <-h.sub.Events():
+		case ev, ok := <-h.sub.Events():
+			if !ok {
+				return
+			}
 			h.notify(ev)
 		}
 	}

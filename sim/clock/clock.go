@@ -75,14 +75,22 @@ func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context
 	if _, ok := c.(realClock); ok {
 		return context.WithTimeout(ctx, d)
 	}
+	deadline := c.Now().Add(d)
 	ctx, cancel := context.WithCancelCause(ctx)
 	t := c.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
-	return deadlined{ctx}, func() { t.Stop(); cancel(context.Canceled) }
+	return deadlined{ctx, deadline}, func() { t.Stop(); cancel(context.Canceled) }
 }
 
-// deadlined is a context whose cancellation for its deadline reads as
+// deadlined is a context with a deadline by another clock than the
+// system's: it has the deadline, and its cancellation for it reads as
 // context.DeadlineExceeded, as a real deadline's does.
-type deadlined struct{ context.Context }
+type deadlined struct {
+	context.Context
+	deadline time.Time
+}
+
+// Deadline is the context's deadline, by its clock.
+func (d deadlined) Deadline() (time.Time, bool) { return d.deadline, true }
 
 func (d deadlined) Err() error {
 	if err := d.Context.Err(); err != nil {
