@@ -51,6 +51,8 @@ type Error struct {
 	Limit      string        // for EBusy: the limit reached (max-labs, max-inflight, ...)
 }
 
+// Error says the error for logs and tests; people read its words from
+// the views' catalogs, by Key.
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: %s%v", e.Code, e.Key, e.Args)
 	for _, f := range e.Fields {

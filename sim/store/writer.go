@@ -22,6 +22,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error says what the panicking transaction panicked with.
 func (p *PanicError) Error() string { return fmt.Sprintf("store: a transaction panicked: %v", p.Value) }
 
 // errBatchFailed is what the other transactions of a batch get when one of
