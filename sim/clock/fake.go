@@ -39,14 +39,15 @@ func (f *Fake) Advance(d time.Duration) {
 			f.mu.Unlock()
 			return
 		}
-		f.now = t.at
+		at := t.at
+		f.now = at
 		f.remove(t)
 		if t.every > 0 {
-			t.at = t.at.Add(t.every)
+			t.at = at.Add(t.every)
 			f.timers = append(f.timers, t)
 		}
 		f.mu.Unlock()
-		t.fire()
+		t.fire(at)
 	}
 }
 
@@ -117,13 +118,13 @@ type fakeTimer struct {
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
 
-func (t *fakeTimer) fire() {
+func (t *fakeTimer) fire(at time.Time) {
 	if t.fn != nil {
 		go t.fn()
 		return
 	}
 	select {
-	case t.c <- t.at:
+	case t.c <- at:
 	default: // a ticker whose reader is behind skips, as a real one does
 	}
 }

@@ -86,8 +86,10 @@ func (s *Sub) put(ev sim.Event) {
 	}
 	for drained := false; !drained; {
 		select {
-		case <-s.ch:
-			s.lost++
+		case old := <-s.ch:
+			if old.Kind != sim.EventStartOver { // the notice itself is no event missed
+				s.lost++
+			}
 		default:
 			drained = true
 		}

@@ -115,6 +115,22 @@ func (s *Store) SetNX(ctx context.Context, lab, key, value string, ttl time.Dura
 	return true, nil
 }
 
+// giveBack deletes KEYS[1] when it still holds ARGV[1]: a key another
+// request took since (after it expired) is not ours to delete.
+var giveBack = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// GiveBack deletes the lab's key that SetNX took with the value, when it
+// still holds that value: a charge that failed after its guard lets the
+// retry charge. A store that does not answer is ErrDown.
+func (s *Store) GiveBack(ctx context.Context, lab, key, value string) error {
+	if err := giveBack.Run(ctx, s.rdb, []string{Key(lab, key)}, value).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %v", ErrDown, err)
+	}
+	return nil
+}
+
 // Entry is one key of a lab as the store has it now.
 type Entry struct {
 	Key string        // as the client sent it

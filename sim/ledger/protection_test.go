@@ -123,12 +123,6 @@ var rules = []struct {
 	},
 }}
 
-// knownBugs are the rows a protection fails today, with why: each is
-// skipped until its fix lands.
-var knownBugs = map[string]string{
-	"a failed write, then the retry/set-nx": "bug: set-nx keeps the key it took when its insert fails (setnx.go); remove with the fix",
-}
-
 // Each protection's rules, charged straight to the ledger (no HTTP) on a
 // real database, once on each store.
 func TestProtectionRules(t *testing.T) {
@@ -137,9 +131,6 @@ func TestProtectionRules(t *testing.T) {
 		for _, tc := range rules {
 			for _, p := range sim.Protections {
 				t.Run(tc.name+"/"+string(p), func(t *testing.T) {
-					if why, ok := knownBugs[tc.name+"/"+string(p)]; ok {
-						t.Skip(why)
-					}
 					w, ok := tc.want[p]
 					if !ok {
 						t.Fatalf("the table says nothing of %s", p)

@@ -28,5 +28,13 @@ func (x setNX) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Sett
 			return duplicate(), nil
 		}
 	}
-	return plain(x).charge(ctx, l, c, s)
+	res, err := plain(x).charge(ctx, l, c, s)
+	if err != nil && c.Key != nil && sim.ErrorCode(err) != sim.ECrashed {
+		// The server knows the charge did not happen: it gives the key
+		// back, so that the retry charges. Only a crash leaves it behind.
+		if gerr := x.g.KV.GiveBack(ctx, l.ID, *c.Key, c.Fingerprint()); gerr != nil {
+			x.g.Log.Warn("set-nx: give the key back", "lab", l.ID, "key", c.KeyText(), "err", gerr)
+		}
+	}
+	return res, err
 }
