@@ -384,6 +384,7 @@ func (s *testServer) send(c badCase, prefix, opID string) response {
 // the protections replay and unique, and checks that each gets its problem
 // answer and that none of them changed anything.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	type labUnder struct {
 		protection, prefix, opID string

@@ -157,6 +157,7 @@ func contains(s string, parts ...string) bool {
 // Share and take home, which opens from the keyboard onto the link, the
 // address and the exports.
 func TestBrowserToolbarOnTheFirstScreen(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, "")
 	l.navigate(l.url + "?lang=ru") // the longer words
 	for _, id := range []string{"new-lab", "reset", "compare", "share"} {
@@ -178,6 +179,7 @@ func TestBrowserToolbarOnTheFirstScreen(t *testing.T) {
 // rows: the article's first half (1–6) on one row (they wrapped 4 + 2),
 // past the ledger (7, 8) under 1 and 2, in both languages.
 func TestBrowserLessonNumbersOnOneRow(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, "")
 	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":3}`)
 	for _, lang := range []string{"en", "ru"} {

@@ -27,7 +27,7 @@ func TestBrowserKeysAndTheLostCharge(t *testing.T) {
 			}[lang]
 
 			// Lesson 11: the key's TTL runs out before the retry.
-			l := openLab(t, `{"protection":"set-nx","key_strategy":"uuid","key_ttl_s":60,"network":"response-lost"}`)
+			l := openLab(t, `{"protection":"set-nx","key_strategy":"uuid","key_ttl_s":60,"network":"response-lost"}`, withParts())
 			l.do(chromedp.EmulateViewport(1280, 720))
 			l.navigate(l.url + "?lang=" + lang)
 			l.do(chromedp.Click(tid("fire-charge")))
@@ -58,7 +58,7 @@ func TestBrowserKeysAndTheLostCharge(t *testing.T) {
 			l.shoot(dir, fmt.Sprintf("lesson-11-by-hand-%s-1280x720.png", lang))
 
 			// Lesson 12: the guard outlives the charge.
-			l = openLab(t, `{"protection":"set-nx","key_strategy":"uuid"}`)
+			l = openLab(t, `{"protection":"set-nx","key_strategy":"uuid"}`, withParts())
 			l.do(chromedp.EmulateViewport(1280, 720))
 			l.navigate(l.url + "?lang=" + lang)
 			l.choose("server-fault", "crash-after-guard")

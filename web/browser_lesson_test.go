@@ -13,71 +13,93 @@ import (
 )
 
 // In both languages, each of the lessons is opened from the panel and
-// played with Play at the fast speed, in one lab, one after another (Set up
-// empties the lab between them). Each must reach the article's outcome,
-// shown as met by the panel, by the ledger's totals on the page and in the
-// lab's payments over the API; then Play must have stopped by itself. The
-// end state of each lesson is a screenshot.
+// played with Play at the fast speed, a few lessons to a lab, one after
+// another (Set up empties the lab between them). Each must reach the
+// article's outcome, shown as met by the panel, by the ledger's totals on
+// the page and in the lab's payments over the API; then Play must have
+// stopped by itself. The end state of each lesson is a screenshot.
 func TestBrowserLessonsPlay(t *testing.T) {
 	t.Parallel()
 	dir := screenshotDir(t)
+	all := startServer(t).lessons()
+	const perLab = 4
 	for _, lang := range []string{"ru", "en"} {
-		t.Run(lang, func(t *testing.T) {
-			t.Parallel()
-			l := openLab(t, "")
-			l.do(chromedp.EmulateViewport(1440, 900))
-			l.navigate(l.url + "?lang=" + lang)
-			met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
-			for _, ls := range l.s.lessons() {
-				// each lesson has the time a tab has: twelve in a row do not
-				ctx, cancel := context.WithTimeout(l.tab, 90*time.Second)
-				defer cancel()
-				l.ctx = ctx
-				choose := fmt.Sprintf(`[data-testid="lesson-choose"][value="%d"]`, ls.N)
-				l.do(chromedp.Click(chromedp.CSS(choose)))
-				l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state")?.dataset.lesson === "%d"`, ls.N), fmt.Sprintf("lesson %d to open", ls.N))
-				l.choose("lesson-speed", "500")
-				l.do(chromedp.Click(tid("lesson-play")))
-				if !l.poll(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`+
-					` && document.querySelector("#lesson-state").dataset.next === document.querySelector("#lesson-state").dataset.steps`, 40*time.Second) {
-					t.Fatalf("lesson %d did not reach the article's outcome: the panel says %q\n%s", ls.N, l.text("lesson-outcome"), l.state())
+		for from := 0; from < len(all); from += perLab {
+			group := all[from:min(from+perLab, len(all))]
+			name := fmt.Sprintf("%s/%d-%d", lang, group[0].N, group[len(group)-1].N)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				l := openLab(t, "", withParts())
+				l.do(chromedp.EmulateViewport(1440, 900))
+				l.navigate(l.url + "?lang=" + lang)
+				for _, ls := range group {
+					l.playLesson(ls, lang)
+					l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
 				}
-				// (an action's own answer may briefly show what it read before the
-				// email came; the page ends on the lab's latest state)
-				if !l.poll(fmt.Sprintf(`(%s?.textContent ?? "").trim().startsWith("✓") && %s.textContent.includes(%q)`, jsTid("lesson-outcome"), jsTid("lesson-outcome"), met), 10*time.Second) {
-					t.Errorf("lesson %d: the panel says %q; want ✓ and %q", ls.N, l.text("lesson-outcome"), met)
+				if group[len(group)-1].N == all[len(all)-1].N {
+					l.lastLessonViews(dir, lang)
 				}
-				// The ledger on the page and over the API agree with the article.
-				l.waitText("total-count", strconv.FormatInt(ls.Expect.Charges, 10))
-				l.waitText("total-amount", strconv.FormatInt(ls.Expect.Total, 10))
-				if led := l.s.ledger(l.prefix); led.Count != ls.Expect.Charges || led.Total != ls.Expect.Total {
-					t.Errorf("lesson %d: the API's ledger has %d charges, %d; want %d, %d", ls.N, led.Count, led.Total, ls.Expect.Charges, ls.Expect.Total)
-				}
-				got := l.s.must(http.StatusOK, "GET", l.prefix+"/lesson", "").JSON(t)
-				if got["state"] != "met" || got["next"] != float64(len(ls.Steps)) {
-					t.Errorf("lesson %d over the API: %v; want met after %d steps", ls.N, got, len(ls.Steps))
-				}
-				// Play stops at the end: Pause is off, Play is on again.
-				l.waitJS(`document.querySelector('[data-testid="lesson-pause"]').disabled && !document.querySelector('[data-testid="lesson-play"]').disabled`, "Play to stop at the lesson's end")
-				if n := l.count("double-charge-alert"); (n > 0) != hasDouble(ls) {
-					t.Errorf("lesson %d: double-charge alert shown %v, want %v", ls.N, n > 0, hasDouble(ls))
-				}
-				l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
-			}
-			// The last lesson's end, from the back of the room and on a phone.
-			l.navigate(l.url + "?type=large")
-			l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, "the lesson's outcome after a reload")
-			l.shoot(dir, fmt.Sprintf("lesson-6-%s-large-type-1440x900.png", lang))
-			l.navigate(l.url + "?type=normal")
-			l.colorScheme("dark")
-			l.shoot(dir, fmt.Sprintf("lesson-6-%s-dark-1440x900.png", lang))
-			l.colorScheme("")
-			l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
-			l.shoot(dir, fmt.Sprintf("lesson-6-%s-phone-375x812.png", lang))
-			if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
-				t.Errorf("at 375 px wide the page with a lesson open scrolls sideways: %d px wide", w)
-			}
-		})
+			})
+		}
+	}
+}
+
+// playLesson opens a lesson from the panel, plays it at the fast speed and
+// checks that it ends as the article does, on the page and over the API.
+func (l *labTab) playLesson(ls lesson.Lesson, lang string) {
+	l.t.Helper()
+	t := l.t
+	met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
+	// each lesson has the time a tab has: several in a row do not
+	ctx, cancel := context.WithTimeout(l.tab, 90*time.Second)
+	t.Cleanup(cancel)
+	l.ctx = ctx
+	choose := fmt.Sprintf(`[data-testid="lesson-choose"][value="%d"]`, ls.N)
+	l.do(chromedp.Click(chromedp.CSS(choose)))
+	l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state")?.dataset.lesson === "%d"`, ls.N), fmt.Sprintf("lesson %d to open", ls.N))
+	l.choose("lesson-speed", "500")
+	l.do(chromedp.Click(tid("lesson-play")))
+	if !l.poll(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`+
+		` && document.querySelector("#lesson-state").dataset.next === document.querySelector("#lesson-state").dataset.steps`, 40*time.Second) {
+		t.Fatalf("lesson %d did not reach the article's outcome: the panel says %q\n%s", ls.N, l.text("lesson-outcome"), l.state())
+	}
+	// (an action's own answer may briefly show what it read before the
+	// email came; the page ends on the lab's latest state)
+	if !l.poll(fmt.Sprintf(`(%s?.textContent ?? "").trim().startsWith("✓") && %s.textContent.includes(%q)`, jsTid("lesson-outcome"), jsTid("lesson-outcome"), met), 10*time.Second) {
+		t.Errorf("lesson %d: the panel says %q; want ✓ and %q", ls.N, l.text("lesson-outcome"), met)
+	}
+	// The ledger on the page and over the API agree with the article.
+	l.waitText("total-count", strconv.FormatInt(ls.Expect.Charges, 10))
+	l.waitText("total-amount", strconv.FormatInt(ls.Expect.Total, 10))
+	if led := l.s.ledger(l.prefix); led.Count != ls.Expect.Charges || led.Total != ls.Expect.Total {
+		t.Errorf("lesson %d: the API's ledger has %d charges, %d; want %d, %d", ls.N, led.Count, led.Total, ls.Expect.Charges, ls.Expect.Total)
+	}
+	got := l.s.must(http.StatusOK, "GET", l.prefix+"/lesson", "").JSON(t)
+	if got["state"] != "met" || got["next"] != float64(len(ls.Steps)) {
+		t.Errorf("lesson %d over the API: %v; want met after %d steps", ls.N, got, len(ls.Steps))
+	}
+	// Play stops at the end: Pause is off, Play is on again.
+	l.waitJS(`document.querySelector('[data-testid="lesson-pause"]').disabled && !document.querySelector('[data-testid="lesson-play"]').disabled`, "Play to stop at the lesson's end")
+	if n := l.count("double-charge-alert"); (n > 0) != hasDouble(ls) {
+		t.Errorf("lesson %d: double-charge alert shown %v, want %v", ls.N, n > 0, hasDouble(ls))
+	}
+}
+
+// lastLessonViews looks at the last lesson's end from the back of the room
+// (large type), in the dark and on a phone.
+func (l *labTab) lastLessonViews(dir, lang string) {
+	l.t.Helper()
+	l.navigate(l.url + "?type=large")
+	l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, "the lesson's outcome after a reload")
+	l.shoot(dir, fmt.Sprintf("lesson-last-%s-large-type-1440x900.png", lang))
+	l.navigate(l.url + "?type=normal")
+	l.colorScheme("dark")
+	l.shoot(dir, fmt.Sprintf("lesson-last-%s-dark-1440x900.png", lang))
+	l.colorScheme("")
+	l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
+	l.shoot(dir, fmt.Sprintf("lesson-last-%s-phone-375x812.png", lang))
+	if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
+		l.t.Errorf("at 375 px wide the page with a lesson open scrolls sideways: %d px wide", w)
 	}
 }
 
@@ -95,7 +117,7 @@ func hasDouble(ls lesson.Lesson) bool {
 // keyboard's p plays and pauses.
 func TestBrowserLessonPauseAndStep(t *testing.T) {
 	t.Parallel()
-	l := openLab(t, "")
+	l := openLab(t, "", withParts())
 	l.do(chromedp.Click(chromedp.CSS(`[data-testid="lesson-choose"][value="5"]`)))
 	l.waitJS(`document.querySelector("#lesson-state")?.dataset.lesson === "5"`, "lesson 5 to open")
 	l.choose("lesson-speed", "3000")
@@ -103,9 +125,9 @@ func TestBrowserLessonPauseAndStep(t *testing.T) {
 	l.do(chromedp.KeyEvent("p")) // the shortcut works only when no field has the focus
 	l.waitJS(`document.querySelector("#lesson-state").dataset.next === "1"`, "the first step")
 	l.do(chromedp.Click(tid("lesson-pause")))
-	time.Sleep(3500 * time.Millisecond) // longer than a step's wait at this speed
-	if got := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); got != "1" {
-		t.Fatalf("after Pause the lesson went on to step %s", got)
+	// for longer than a step's wait at this speed, the lesson stays put
+	if !l.holds(`document.querySelector("#lesson-state").dataset.next === "1"`, 3500*time.Millisecond) {
+		t.Fatalf("after Pause the lesson went on to step %s", eval[string](l, `document.querySelector("#lesson-state").dataset.next`))
 	}
 	if eval[bool](l, `document.activeElement?.dataset.testid !== "lesson-play"`) {
 		t.Errorf("after Pause the focus is on %q, want it on Play", eval[string](l, `document.activeElement?.outerHTML.slice(0, 80) ?? ""`))

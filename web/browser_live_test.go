@@ -15,6 +15,7 @@ import (
 
 // A setting changed in one browser shows in every other browser of the lab.
 func TestBrowserSettingsShowInEveryTab(t *testing.T) {
+	t.Parallel()
 	first := openLab(t, "")
 	second := first.twin()
 	first.setSettings("protection", "unique", "key-strategy", "natural")
@@ -24,6 +25,7 @@ func TestBrowserSettingsShowInEveryTab(t *testing.T) {
 
 // While an automatic retry loop runs, the page says how it goes.
 func TestBrowserAutoRetryProgress(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, `{"network":"request-lost","retry":{"mode":"auto","max_attempts":3,"base_ms":700,"cap_ms":700,"jitter":"none"}}`)
 	if got := eval[bool](l, jsTid("auto-retry")+".checked"); !got {
 		t.Fatal("the auto-retry switch is off for a lab whose retry mode is auto")
@@ -36,6 +38,7 @@ func TestBrowserAutoRetryProgress(t *testing.T) {
 
 // After the server restarts, open pages reconnect and go on updating.
 func TestBrowserReconnectsAfterRestart(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
 	db := filepath.Join(t.TempDir(), "lab.db")
 	addr := freeAddr(t)
@@ -79,6 +82,7 @@ func freeAddr(t *testing.T) string {
 // The article's checklist answers for the lab's settings, and flips as they
 // change: from protection none to replay, questions 3 and 4 turn to yes.
 func TestBrowserChecklistFollowsSettings(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, `{"protection":"none","key_strategy":"uuid"}`)
 	answers := `[...document.querySelectorAll("#checklist li")].map(li => li.dataset.answer).join(",")`
 	if got := eval[string](l, answers); got != "yes,yes,no,no" {
@@ -101,6 +105,7 @@ func TestBrowserChecklistFollowsSettings(t *testing.T) {
 
 // The main actions have keys; "?" shows them.
 func TestBrowserKeyboardShortcuts(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, "")
 	l.do(chromedp.KeyEvent("?"))
 	l.waitJS(`document.querySelector('[data-testid="shortcuts"]').matches(":popover-open")`, "the shortcut list")
@@ -115,6 +120,7 @@ func TestBrowserKeyboardShortcuts(t *testing.T) {
 // A scenario link opened in a second, fresh browser rebuilds a lab with the
 // same ledger.
 func TestBrowserSharedScenario(t *testing.T) {
+	t.Parallel()
 	l := openLab(t, lesson1Settings)
 	l.doubleCharge()
 	// the lab's settings, the charge, the network set to ok, the retry: 4 actions at least

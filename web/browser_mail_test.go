@@ -59,7 +59,7 @@ func TestBrowserMailAndQueue(t *testing.T) {
 // sends, and the Orders panel shows the resource.
 func TestBrowserMethods(t *testing.T) {
 	t.Parallel()
-	l := openLab(t, `{"network":"ok"}`)
+	l := openLab(t, `{"network":"ok"}`, withParts())
 	l.do(chromedp.EmulateViewport(1440, 900))
 	l.navigate(l.url + "?lang=en")
 	l.choose("method", "PUT")

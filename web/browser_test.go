@@ -30,23 +30,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) {
-	// The browser is closed after the tests and before the leak check, so its
-	// goroutines are gone when goleak looks.
-	goleak.VerifyTestMain(closingBrowser{m})
-}
-
-// closingBrowser runs the tests, then closes the shared browser.
-type closingBrowser struct{ m *testing.M }
-
-func (c closingBrowser) Run() int {
-	code := c.m.Run()
-	closeBrowser()
-	return code
-}
 
 // The one browser of the test binary.
 var shared struct {
@@ -61,7 +45,7 @@ var errNoChromium = errors.New("no Chromium found (install the Debian package ch
 
 // findChromium returns the path of a Chromium or Chrome binary.
 func findChromium() (string, error) {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
@@ -169,12 +153,13 @@ type labTab struct {
 	tab    context.Context // the chromedp context, without the deadline
 }
 
-// openLab starts a server, creates a private lab with the settings patch
-// (JSON, may be empty) and opens its page in a tab of a new browser context.
-func openLab(t *testing.T, settings string) *labTab {
+// openLab starts a server (with opts: withParts for the broker, mailbox
+// and Redis), creates a private lab with the settings patch (JSON, may be
+// empty) and opens its page in a tab of a new browser context.
+func openLab(t *testing.T, settings string, opts ...func(*serverOpts)) *labTab {
 	t.Helper()
 	b := browser(t)
-	s := startServer(t, withParts())
+	s := startServer(t, opts...)
 	prefix := s.newLab(settings)
 	l := &labTab{t: t, s: s, prefix: prefix, url: s.URL + "/labs/" + path.Base(prefix)}
 	l.tab, l.ctx = newTab(t, b, chromedp.WithNewBrowserContext())
@@ -242,6 +227,14 @@ func (l *labTab) poll(expr string, timeout time.Duration) bool {
 		l.t.Fatalf("poll %s: %v", expr, err)
 	}
 	return err == nil
+}
+
+// holds reports whether the JavaScript expression stays truthy for d: the
+// way to see that something does not happen (the page's own timers run in
+// real time, so the window is real time too).
+func (l *labTab) holds(expr string, d time.Duration) bool {
+	l.t.Helper()
+	return !l.poll("!("+expr+")", d)
 }
 
 // waitJS waits (10 s at most) until the expression is truthy, or fails.
@@ -642,12 +635,12 @@ func TestBrowserAxe(t *testing.T) {
 	}
 }
 
-// screenshotDir is $IDEMLAB_SCREENSHOTS, or idemlab-screenshots in the
-// system's temporary folder.
+// screenshotDir is $IDEMLAB_SCREENSHOTS, where the browser tests write
+// what they saw as PNGs; "" (no screenshots) when it is not set.
 func screenshotDir(t *testing.T) string {
 	dir := os.Getenv("IDEMLAB_SCREENSHOTS")
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "idemlab-screenshots")
+		return "" // no screenshots: each costs the browser a full-page PNG
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("screenshots: %v", err)
@@ -659,6 +652,9 @@ func screenshotDir(t *testing.T) string {
 // done, two frames drawn) and writes a full-page PNG.
 func (l *labTab) shoot(dir, name string) {
 	l.t.Helper()
+	if dir == "" {
+		return
+	}
 	l.do(chromedp.Evaluate[chromedp.Void](`(async () => {
 		await document.fonts.ready;
 		const finite = document.getAnimations().filter(a => isFinite(a.effect?.getComputedTiming().endTime ?? Infinity));

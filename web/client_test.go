@@ -16,6 +16,7 @@ import (
 // The automatic retry policy keeps trying while no answer comes back, and
 // stops at max_attempts; with no protection every lost answer was a charge.
 func TestAutoRetryStopsAtMaxAttempts(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"network":"response-lost","retry":{"mode":"auto","max_attempts":3,"base_ms":1,"cap_ms":5,"jitter":"none"}}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500}`)
@@ -30,6 +31,7 @@ func TestAutoRetryStopsAtMaxAttempts(t *testing.T) {
 // The loop ends at the first final answer: after a lost answer, the next
 // attempt gets through (the network is ok again) and the loop stops there.
 func TestAutoRetryStopsOnSuccess(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"replay","key_strategy":"uuid","retry":{"mode":"auto","max_attempts":5,"base_ms":1,"cap_ms":5}}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"response-lost"}`)
@@ -47,6 +49,7 @@ func TestAutoRetryStopsOnSuccess(t *testing.T) {
 // still working; a retry then finds the key in flight (409), and the late
 // answer is recorded once it arrives.
 func TestSlowAnswerAndRetryInFlight(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"replay","key_strategy":"uuid","client_timeout_ms":100,"server_delay_ms":600}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"slow"}`)
@@ -82,6 +85,7 @@ func TestSlowAnswerAndRetryInFlight(t *testing.T) {
 // A duplicated request reaches the server twice from one client attempt;
 // both copies are recorded.
 func TestDuplicateDelivery(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct {
 		settings string
@@ -104,6 +108,7 @@ func TestDuplicateDelivery(t *testing.T) {
 // Retry without key under UNIQUE: the key is what the constraint guards, so
 // a retry that drops it charges again.
 func TestRetryWithoutKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"unique","key_strategy":"uuid"}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"response-lost"}`)
@@ -119,6 +124,7 @@ func TestRetryWithoutKey(t *testing.T) {
 // The seed makes every random choice repeatable: two labs with the same seed
 // and the same actions reach the same attempts and the same ledger.
 func TestSeedMakesLabsRepeatable(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	play := func(seed int) (string, ledger) {
 		lab := s.newLab(`{"protection":"unique","key_strategy":"uuid-per-request","network":"random","seed":` + itoa(seed) + `}`)
@@ -151,6 +157,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // Reset empties the ledger and history but keeps the settings.
 func TestResetKeepsSettings(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"unique","check_gap_ms":7}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500}`)
@@ -168,6 +175,7 @@ func TestResetKeepsSettings(t *testing.T) {
 
 // Private labs are isolated and their ids unguessable (128 random bits).
 func TestPrivateLabs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a, b := s.newLab(""), s.newLab("")
 	if a == b || len(strings.TrimPrefix(a, "/api/v1/labs/")) != 22 {
@@ -184,6 +192,7 @@ func TestPrivateLabs(t *testing.T) {
 
 // "latest" names the newest operation, so curl users need not copy ids.
 func TestLatestOperationAlias(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	s.must(http.StatusNotFound, "POST", lab+"/operations/latest/retry", "")
@@ -197,6 +206,7 @@ func TestLatestOperationAlias(t *testing.T) {
 
 // HEAD is answered wherever GET is (RFC 9110), without a body.
 func TestHeadAnswersLikeGet(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, path := range []string{"/healthz", "/api/v1/labs/demo/payments", "/api/v1/labs/demo/settings", "/problems/not-found"} {
 		r := s.do("HEAD", path, "")
@@ -209,6 +219,7 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 // A browser's cross-site write to the API is refused (Fetch Metadata);
 // programs, which send no such header, and the lab's own pages are served.
 func TestCrossSiteWritesRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	s.operation(lab, `{"order_id":"order-42","amount":1500}`)

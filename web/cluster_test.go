@@ -29,6 +29,7 @@ func twoProcesses(t *testing.T, opts ...func(*serverOpts)) (a, b *testServer) {
 // holds across them (its constraint lives in the database), exactly one
 // payment under every protection that promises it.
 func TestStormOverTwoProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("storm skipped in -short mode")
 	}
@@ -59,6 +60,7 @@ func TestStormOverTwoProcesses(t *testing.T) {
 // a reset through A empties B's memory of finished keys, so that B charges
 // the key again instead of replaying a payment that is gone.
 func TestLiveAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	a, b := twoProcesses(t)
 	lab := a.newLab(`{"protection":"replay"}`)
 	id := strings.TrimPrefix(lab, "/api/v1/labs/")
@@ -131,6 +133,7 @@ func waitEvent(t *testing.T, events <-chan sim.Event, kind sim.EventKind) sim.Ev
 // A page connected to process B shows, within a moment, a charge made
 // through process A, and a setting changed there.
 func TestBrowserLiveAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	br := browser(t)
 	a, b := twoProcesses(t)
 	prefix := a.newLab("")
@@ -150,6 +153,7 @@ func TestBrowserLiveAcrossProcesses(t *testing.T) {
 // asked of both at once: one takes it), and the lesson ends as the article
 // says.
 func TestLessonStepsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	a, b := twoProcesses(t)
 	lab := a.newLab("")
 	a.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":13}`)

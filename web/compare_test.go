@@ -19,6 +19,7 @@ import (
 // Each cell of the side-by-side grid is what the API gives when the same
 // script is played by hand in a lab with that cell's settings.
 func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withLimits(labs.Config{}, web.Options{LabRate: web.Rate{Burst: -1}}), withParts())
 	p, _ := openPage(t, s, "")
 	doc, _ := p.compare("")
@@ -63,6 +64,7 @@ func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 // The grid writes its amounts as the reader's language does; its data
 // attributes stay plain numbers.
 func TestCompareAmountsInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	for _, tc := range []struct {
@@ -102,6 +104,7 @@ func (p *page) compare(query string) (*goquery.Document, string) {
 // another browser, shows the same run and runs nothing again; the API reads
 // it there too.
 func TestCompareIsAPageWithItsOwnAddress(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	first, loc := p.compare("")
@@ -129,6 +132,7 @@ func TestCompareIsAPageWithItsOwnAddress(t *testing.T) {
 // 400 (nothing charged, not a refused purchase); a natural key refuses the
 // second purchase as a duplicate; no protection charges twice.
 func TestCompareNamesTheCause(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	doc, _ := p.compare("?lang=en")

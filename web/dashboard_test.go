@@ -74,6 +74,7 @@ func text(doc *goquery.Document, testid string) string {
 
 // Every hook of SPEC.md's dashboard table is on the page.
 func TestPageHasEveryHook(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	_, doc := openPage(t, s, "")
 	for _, id := range []string{"order-id", "amount", "fire-charge", "network", "key-strategy", "protection",
@@ -92,6 +93,7 @@ func TestPageHasEveryHook(t *testing.T) {
 
 // Without JavaScript, plain form posts fire a charge and reset the lab.
 func TestFormsWorkWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, `{"network":"response-lost"}`)
 	form := url.Values{"order_id": {"order-42"}, "amount": {"1500"}}
@@ -118,6 +120,7 @@ func TestFormsWorkWithoutJavaScript(t *testing.T) {
 
 // htmx posts get the lab's regions back as hx-partials.
 func TestHtmxPostAnswersWithPartials(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	resp, body := p.post(p.path+"/charge", url.Values{"order_id": {"order-7"}, "amount": {"990"}}, true)
@@ -135,6 +138,7 @@ func TestHtmxPostAnswersWithPartials(t *testing.T) {
 
 // A refused order id is shown back as text, never as markup.
 func TestRefusedOrderIDIsText(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	evil := `<img src=x onerror=alert(1)>`
@@ -156,6 +160,7 @@ func TestRefusedOrderIDIsText(t *testing.T) {
 
 // The settings form sets what it sends; a bad value is refused whole.
 func TestSettingsForm(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	form := url.Values{"protection": {"replay"}, "key_strategy": {"uuid"}, "network": {"slow"}, "retry_auto": {"on"},
@@ -182,6 +187,7 @@ func TestSettingsForm(t *testing.T) {
 
 // New private lab: a fresh lab, its address ready to share.
 func TestNewLabForm(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	resp, _ := p.post("/labs", nil, false)
@@ -200,6 +206,7 @@ func TestNewLabForm(t *testing.T) {
 // Every open page of a lab hears of a change over SSE: first the whole
 // state, then each change.
 func TestEventsStreamChanges(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	api := s.newLab("")
 	id := strings.TrimPrefix(api, "/api/v1/labs/")
@@ -244,6 +251,7 @@ func TestEventsStreamChanges(t *testing.T) {
 // The page needs no inline script or style (the CSP forbids them) and no
 // other host; its first load stays under 100 KB transferred, gzip on.
 func TestPageIsSelfContainedAndLight(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	_, doc := openPage(t, s, "")
 	if n := doc.Find("script:not([src])").Length(); n > 0 {
@@ -293,6 +301,7 @@ func TestPageIsSelfContainedAndLight(t *testing.T) {
 
 // The table shows the newest 100 payments and says how many there are.
 func TestLedgerShowsTheLast100(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	api := "/api/v1/labs/" + strings.TrimPrefix(p.path, "/labs/")

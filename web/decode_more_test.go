@@ -40,6 +40,7 @@ func wantProblem(t *testing.T, err error, detail, field, fieldDetail string) {
 // Each refusal of a charge's body says what is wrong in the words the API
 // has always used, and names the field by its path.
 func TestDecodeProblemWords(t *testing.T) {
+	t.Parallel()
 	const ambiguous = "can be read in more than one way"
 	for _, tc := range []struct {
 		name, in                   string
@@ -88,6 +89,7 @@ func TestDecodeProblemWords(t *testing.T) {
 // the nested field by its path, although sim.RetryPatch decodes itself
 // with encoding/json, which is neither.
 func TestDecodeSettingsNested(t *testing.T) {
+	t.Parallel()
 	const ambiguous = "can be read in more than one way"
 	for _, tc := range []struct {
 		name, in                   string
@@ -128,6 +130,7 @@ func TestDecodeSettingsNested(t *testing.T) {
 // it was and empties a pointer, a slice or a map; an object merges into
 // the struct a pointer points to.
 func TestDecodeLikeEncodingJSON(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		N int    `json:"n"`
 		S string `json:"s"`
@@ -179,6 +182,7 @@ func TestDecodeLikeEncodingJSON(t *testing.T) {
 // decodeJSON reads the body before it looks at the content type, and an
 // optional body may be empty whatever the content type says.
 func TestDecodeJSONOptional(t *testing.T) {
+	t.Parallel()
 	try := func(body, contentType string, optional bool) error {
 		req := httptest.NewRequest("POST", "/", strings.NewReader(body))
 		if contentType != "" {
@@ -207,6 +211,7 @@ func TestDecodeJSONOptional(t *testing.T) {
 // A number is checked even where any JSON value will do, as it reaches a
 // type that reads it itself.
 func TestDecodeRawNumbers(t *testing.T) {
+	t.Parallel()
 	type body struct {
 		Raw json.RawMessage `json:"raw"`
 	}

@@ -10,6 +10,7 @@ import (
 // field, which Go's encoding/json would fill with U+FFFD for bytes that
 // are not UTF-8.
 func TestReadAlike(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		N    int    `json:"n"`
 		Note string `json:"note,omitempty"`

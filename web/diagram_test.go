@@ -74,6 +74,7 @@ type dgWords struct {
 }
 
 func TestDiagramAttempts(t *testing.T) {
+	t.Parallel()
 	key := dgPtr(dgKey)
 	tests := []struct {
 		name     string
@@ -264,6 +265,7 @@ var dgEmpty = cmp.Transformer("empty", func(s []string) []string {
 })
 
 func TestDiagramKeyLabels(t *testing.T) {
+	t.Parallel()
 	op := &sim.Operation{ID: "op-1", OrderID: "order-42", Amount: 1500, Attempts: []sim.Attempt{
 		{N: 1, Key: dgPtr(dgKey), Fate: sim.FateOK, Status: 201, Outcome: sim.OutcomeCharged},
 		{N: 2, Key: dgPtr("order-42"), Fate: sim.FateOK, Status: 200, Outcome: sim.OutcomeDuplicate},
@@ -299,6 +301,7 @@ func TestDiagramKeyLabels(t *testing.T) {
 }
 
 func TestDiagramEscapesUserText(t *testing.T) {
+	t.Parallel()
 	const (
 		key   = `"><img src=x onerror=alert(1)>`
 		order = `<script>alert(1)</script>`
@@ -341,6 +344,7 @@ func TestDiagramEscapesUserText(t *testing.T) {
 }
 
 func TestDiagramEmpty(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		lang                  views.Lang
 		caption, empty, title string
@@ -383,6 +387,7 @@ func TestDiagramEmpty(t *testing.T) {
 }
 
 func TestDiagramShowsTheLast12(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		lang  views.Lang
 		total int
@@ -429,6 +434,7 @@ func TestDiagramShowsTheLast12(t *testing.T) {
 // key strategy in words and the SVG's title and description, with the
 // counted words in their forms.
 func TestDiagramCaption(t *testing.T) {
+	t.Parallel()
 	op := dgStory()
 	for _, tc := range []struct {
 		lang                 views.Lang
@@ -468,6 +474,7 @@ func TestDiagramCaption(t *testing.T) {
 }
 
 func TestDiagramPlural(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n                 int
 		attempts, charges string
@@ -538,6 +545,7 @@ func dgDynamicKeys() map[string][]string {
 // there with words in both languages and the same fmt verbs in each; no
 // other catalog shadows it; and no key is left over.
 func TestDiagramCatalog(t *testing.T) {
+	t.Parallel()
 	catalog := views.DiagramMessages()
 	if len(catalog) == 0 {
 		t.Fatal("empty catalog")
@@ -642,6 +650,7 @@ func dgStory() *sim.Operation {
 // a network fate the diagram has no words for, in Russian: no key is
 // missing and no English is left.
 func TestDiagramRussian(t *testing.T) {
+	t.Parallel()
 	for _, s := range sim.KeyStrategies {
 		op := dgStory()
 		op.KeyStrategy = s
@@ -737,6 +746,7 @@ func dgTextNodes(sel *goquery.Selection) []string {
 }
 
 func TestDiagramOf(t *testing.T) {
+	t.Parallel()
 	if diff := cmp.Diff(views.Diagram{}, diagramOf(nil)); diff != "" {
 		t.Errorf("nil operation (-want +got):\n%s", diff)
 	}
@@ -759,6 +769,7 @@ func TestDiagramOf(t *testing.T) {
 // also measures its labels and lists, in #spill, those that leave the
 // drawing or their box, or overlap another label or a mark. Without the variable it skips.
 func TestDiagramSamples(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("IDEMLAB_DIAGRAM_SAMPLES")
 	if dir == "" {
 		t.Skip("IDEMLAB_DIAGRAM_SAMPLES is not set")

@@ -68,6 +68,7 @@ func otherPort(t *testing.T, base string) string {
 // a visitor's browser post the lab's forms: the posts are refused with 403
 // and record nothing.
 func TestCrossOriginFormPostsRefused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	api := apiOf(p)
@@ -110,6 +111,7 @@ func TestCrossOriginFormPostsRefused(t *testing.T) {
 // foreign Origin and no Sec-Fetch-Site is refused; the lab's own pages and
 // programs without either header (curl) are served.
 func TestCrossOriginAPIWrites(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	api := s.newLab("")
 	const body = `{"order_id":"order-42","amount":1500}`
@@ -162,6 +164,7 @@ func TestCrossOriginAPIWrites(t *testing.T) {
 // The page carries no form token any more: nothing in its forms, its htmx
 // headers or its cookies.
 func TestPageCarriesNoToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	r := s.must(http.StatusOK, "GET", "/", "")
 	for _, word := range []string{"_csrf", "CSRF"} {
@@ -177,6 +180,7 @@ func TestPageCarriesNoToken(t *testing.T) {
 // The new problem types have their pages in both languages; the form
 // token's is gone with the token.
 func TestLimitProblemPages(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct{ slug, en, ru string }{
 		{"forbidden", "Forbidden", "Запрещено"},
@@ -215,6 +219,7 @@ func wantLimited(t *testing.T, r response, limit string, lo, hi int) {
 // client address, each on its own, the page and the API alike; a forged
 // X-Forwarded-For does not make another address; charges are not limited.
 func TestRateLimitsPerAddress(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, web.Options{
 		LabRate:      web.Rate{Every: time.Hour, Burst: 2},
 		CompareRate:  web.Rate{Every: time.Minute, Burst: 1},
@@ -262,7 +267,10 @@ func TestRateLimitsPerAddress(t *testing.T) {
 // The limits have defaults fit for a class behind one address: thirty
 // new labs at once pass.
 func TestRateLimitDefaults(t *testing.T) {
-	s := startServer(t)
+	t.Parallel()
+	// The lab's clock stands still, so no token comes back while the
+	// comparisons run, however long a busy machine makes them.
+	s := startServer(t, withClock(newFakeClock(time.Now())))
 	for range 30 {
 		s.must(http.StatusCreated, "POST", "/api/v1/labs", "")
 	}
@@ -299,6 +307,7 @@ func echoed(t *testing.T, r response) []string {
 // 65 KB scenario code or lab id in the path, nor a long name or value in
 // the body.
 func TestProblemsEchoLittle(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	long := strings.Repeat("a", 65_000)
@@ -347,6 +356,7 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,ima
 // the status, the Retry-After and the problem's type as the JSON would have
 // had them, a way back to the lab and a link to the problem's explanation.
 func TestBrowsersGetErrorPages(t *testing.T) {
+	t.Parallel()
 	s := startServerWith(t, web.Options{LabRate: web.Rate{Every: time.Hour, Burst: 1}})
 	s.must(http.StatusCreated, "POST", "/api/v1/labs", "")
 	for _, tc := range []struct {
@@ -425,6 +435,7 @@ func TestBrowsersGetErrorPages(t *testing.T) {
 // (htmx swaps error answers into the page); a HEAD gets the page's headers
 // and no body.
 func TestProgramsGetProblemJSON(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	const missing = "/labs/AAAAAAAAAAAAAAAAAAAAAA"
 	for _, h := range [][]string{
@@ -453,6 +464,7 @@ func TestProgramsGetProblemJSON(t *testing.T) {
 
 // The error pages repeat no more of the request than the JSON does.
 func TestErrorPagesEchoLittle(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, path := range []string{"/s/" + strings.Repeat("a", 65_000), "/labs/" + strings.Repeat("a", 65_000), "/" + strings.Repeat("a", 65_000)} {
 		for _, lang := range []string{"en", "ru"} {
@@ -471,6 +483,7 @@ func TestErrorPagesEchoLittle(t *testing.T) {
 // changes nothing: Go's FormValue would take the first value, other
 // readers the last. The page's own forms, one value each, are served.
 func TestFormFieldsSentOnce(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	api := apiOf(p)
@@ -521,6 +534,7 @@ func TestFormFieldsSentOnce(t *testing.T) {
 // client that takes it. The page stays strict: no inline script, a
 // Content-Security-Policy that allows none.
 func TestStaticFilesCached(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	page := s.must(http.StatusOK, "GET", "/", "")
 	csp := page.Header.Get("Content-Security-Policy")

@@ -13,6 +13,7 @@ import (
 // The lab goes home as a CSV ledger, a JSON history and a Markdown report,
 // each the same as what the API and the page say.
 func TestExports(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	api := s.newLab(`{"protection":"none","key_strategy":"uuid"}`)
 	page := "/labs/" + strings.TrimPrefix(api, "/api/v1/labs/")

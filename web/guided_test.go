@@ -61,6 +61,7 @@ func (p *page) submit(action string, kv ...string) {
 // JavaScript), ends as the article says, and the panel says so. The panel
 // is "met" only at the end: no lesson's outcome shows before its last step.
 func TestGuidedLessonsThroughForms(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withParts())
 	for _, ls := range s.lessons() {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
@@ -128,6 +129,7 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 // The panel compares with the ledger, not with the steps it took: a lesson
 // played with a change the article did not make is shown as different.
 func TestGuidedLessonNoticesADifferentOutcome(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	post := func(action string, kv ...string) { t.Helper(); p.submit(p.path+action, kv...) }
@@ -150,6 +152,7 @@ func TestGuidedLessonNoticesADifferentOutcome(t *testing.T) {
 // A step is taken once, however often it is sent: two browsers pressing
 // Step together, or a post retried after a lost answer, run it once.
 func TestLessonStepIsTakenOnce(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	s.must(http.StatusOK, "POST", lab+"/lesson", `{"lesson":1}`)
@@ -186,6 +189,7 @@ func TestLessonStepIsTakenOnce(t *testing.T) {
 
 // Refused lesson requests say why and change nothing.
 func TestLessonRefusals(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	for _, tc := range []struct {
@@ -237,6 +241,7 @@ func TestLessonRefusals(t *testing.T) {
 // buttons) alike. Names stay as they are: SQL words, settings' values,
 // ids, keys and the HTTP header names the article uses.
 func TestRussianLessonsHaveNoEnglish(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withParts())
 	for _, ls := range s.lessons() {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) {
@@ -319,6 +324,7 @@ func englishOn(doc *goquery.Document, lab string) []string {
 // stream (?hl=) and its htmx requests (X-Page-Lang) say which it is, and
 // neither changes the choice that sticks.
 func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	getPage(t, p.client, s.URL+p.path+"?lang=ru", "") // another tab switches to Russian
@@ -349,6 +355,7 @@ func TestRequestsSpeakTheirPagesLanguage(t *testing.T) {
 
 // A class's place in a lesson survives a restart of the server.
 func TestLessonSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "lab.db")
 	a := startServer(t, withDB(db))
 	lab := a.newLab("")
@@ -376,6 +383,7 @@ func TestLessonSurvivesRestart(t *testing.T) {
 // The other pages a Russian reader meets speak Russian too: the side-by-side
 // grid and the problem pages the API's errors link to.
 func TestRussianOtherPagesHaveNoEnglish(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, _ := openPage(t, s, "")
 	getPage(t, p.client, s.URL+p.path+"?lang=ru", "")

@@ -10,6 +10,7 @@ import (
 // A page that falls behind gets the latest state of each kind, never an
 // older one, and never loses a settings change behind a later swap.
 func TestStreamHoldsTheLatest(t *testing.T) {
+	t.Parallel()
 	s := &stream{wake: make(chan struct{}, 1)}
 	s.put([]byte("swap 1"), nil)
 	s.put(nil, []byte("settings 1"))
@@ -29,6 +30,7 @@ func TestStreamHoldsTheLatest(t *testing.T) {
 
 // The log keeps the last logKeep lines, the newest first.
 func TestLogRing(t *testing.T) {
+	t.Parallel()
 	var r logRing
 	if got := r.newestFirst(); len(got) != 0 {
 		t.Errorf("an empty log has %d lines", len(got))

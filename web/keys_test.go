@@ -50,7 +50,7 @@ func lesson11(t *testing.T, s *testServer) {
 		t.Fatalf("keys after the charge: %+v; want one redis key, set, about 60 s left", ks)
 	}
 	now := s.must(http.StatusOK, "POST", lab+"/clock", `{"advance_s":120}`).JSON(t)["now"].(string)
-	if at, err := time.Parse(time.RFC3339, now); err != nil || at.Sub(time.Now()) < 110*time.Second {
+	if at, err := time.Parse(time.RFC3339, now); err != nil || time.Until(at) < 110*time.Second {
 		t.Errorf("the lab's clock says %q; want about two minutes ahead", now)
 	}
 	if ks := s.keysOf(lab); len(ks) != 1 || ks[0].State != "expired" {
@@ -175,7 +175,7 @@ func TestClockRefusesBadInput(t *testing.T) {
 		}
 	}
 	r := s.must(http.StatusOK, "GET", lab+"/keys", "").JSON(t)
-	if now, _ := time.Parse(time.RFC3339, r["now"].(string)); now.Sub(time.Now()) > 5*time.Second {
+	if now, _ := time.Parse(time.RFC3339, r["now"].(string)); time.Until(now) > 5*time.Second {
 		t.Errorf("a refused move moved the clock: %v", r["now"])
 	}
 	// A retried move with the same Idempotency-Key moves the clock once.
@@ -185,7 +185,7 @@ func TestClockRefusesBadInput(t *testing.T) {
 		t.Errorf("the retried move answered %v, then %v; want the same answer", a, b)
 	}
 	now, _ := time.Parse(time.RFC3339, s.must(http.StatusOK, "GET", lab+"/keys", "").JSON(t)["now"].(string))
-	if d := now.Sub(time.Now()); d < 59*time.Minute || d > 61*time.Minute {
+	if d := time.Until(now); d < 59*time.Minute || d > 61*time.Minute {
 		t.Errorf("the lab's clock is %v ahead; want one hour", d)
 	}
 }

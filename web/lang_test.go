@@ -34,6 +34,7 @@ func getPage(t *testing.T, client *http.Client, url, acceptLanguage string) *goq
 
 // The page speaks the browser's language, and the switch sticks.
 func TestPageLanguage(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct{ accept, lang, h1 string }{
 		{"ru-RU,ru;q=0.9,en;q=0.8", "ru", "Лаборатория"},
@@ -67,6 +68,7 @@ func TestPageLanguage(t *testing.T) {
 // Every message has both languages, every key the code names exists, and
 // no page shows a key instead of words.
 func TestCatalogsAreComplete(t *testing.T) {
+	t.Parallel()
 	keys := views.Keys()
 	for k, m := range keys {
 		if strings.TrimSpace(m[0]) == "" || strings.TrimSpace(m[1]) == "" {
@@ -108,6 +110,7 @@ func TestCatalogsAreComplete(t *testing.T) {
 
 // The problem pages speak the reader's language; the JSON stays English.
 func TestProblemPagesInBothLanguages(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ru := getPage(t, http.DefaultClient, s.URL+"/problems/idempotency-key-reused", "ru")
 	en := getPage(t, http.DefaultClient, s.URL+"/problems/idempotency-key-reused", "en")
@@ -126,6 +129,7 @@ func TestProblemPagesInBothLanguages(t *testing.T) {
 // A reader of Russian meets no English on the page through lesson 1: every
 // Latin word on it is a name (SQL, the settings' values, ids and keys).
 func TestRussianPageHasNoEnglish(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	api := s.newLab(`{"protection":"none","key_strategy":"none","network":"response-lost"}`)
 	labID := strings.TrimPrefix(api, "/api/v1/labs/")

@@ -31,6 +31,7 @@ func wantLedger(t *testing.T, s *testServer, prefix string, count, total int64) 
 // Lesson 1: no protection, no key; the answer is lost, the client retries:
 // "Всего списаний: 2, на сумму 3000 ₽".
 func TestLesson1DoubleCharge(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"none","key_strategy":"none"}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"response-lost"}`)
@@ -48,6 +49,7 @@ func TestLesson1DoubleCharge(t *testing.T) {
 // Lesson 2: UNIQUE on the key, the client reuses its UUID: "Всего списаний: 1,
 // на сумму 1500 ₽"; the retry is reported as already done.
 func TestLesson2UniqueKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"unique","key_strategy":"uuid"}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"response-lost"}`)
@@ -66,6 +68,7 @@ func TestLesson2UniqueKey(t *testing.T) {
 // check; UNIQUE, ON CONFLICT and replay let exactly one through. The first
 // attempt is lost on the way, so both racers find no payment yet.
 func TestLesson3Race(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct {
 		protection string
@@ -96,6 +99,7 @@ func TestLesson3Race(t *testing.T) {
 // Lesson 4: a new UUID for every HTTP request protects nothing: every
 // delivered attempt charges, whatever the server's protection.
 func TestLesson4KeyPerRequest(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, protection := range []string{"unique", "on-conflict", "replay"} {
 		t.Run(protection, func(t *testing.T) {
@@ -122,6 +126,7 @@ func TestLesson4KeyPerRequest(t *testing.T) {
 // or a content hash folds it into the first and refuses it; a UUID per
 // operation lets it through.
 func TestLesson5SecondPurchase(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct {
 		strategy string
@@ -148,6 +153,7 @@ func TestLesson5SecondPurchase(t *testing.T) {
 // answer — while replay answers the very first body again, marked
 // Idempotent-Replayed.
 func TestLesson6UniqueVersusReplay(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, tc := range []struct {
 		protection string
@@ -188,6 +194,7 @@ func TestLesson6UniqueVersusReplay(t *testing.T) {
 // Retry-After, and its retry is a duplicate. Ten trials of each, every one
 // as the article says.
 func TestLesson13Isolation(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withPostgres(t))
 	for trial := range 10 {
 		lab := s.newLab(`{"protection":"check-then-insert","key_strategy":"uuid","check_gap_ms":150,"isolation":"read-committed"}`)
@@ -235,6 +242,7 @@ func TestLesson13Isolation(t *testing.T) {
 // On SQLite there is no isolation to choose: serializable is refused with
 // a 400 naming the setting, and lesson 13 cannot be set up.
 func TestIsolationNeedsPostgres(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withDB(":memory:"))
 	lab := s.newLab("")
 	r := s.do("PATCH", lab+"/settings", `{"isolation":"serializable"}`)

@@ -10,6 +10,7 @@ import (
 // limiter holds only the addresses of the last minute; and forgetting one
 // changes nothing for it.
 func TestLimiterForgetsIdleAddresses(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	l := newLimiter("lab-rate", "new labs", Rate{Every: 2 * time.Second, Burst: 3}, func() time.Time { return now })
 	for i := range 10_000 {
@@ -42,6 +43,7 @@ func TestLimiterForgetsIdleAddresses(t *testing.T) {
 // Past maxBuckets addresses at once (an attack from many addresses), a
 // new address waits rather than growing the limiter without end.
 func TestLimiterIsBounded(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	l := newLimiter("x", "x", Rate{Every: time.Second, Burst: 1}, func() time.Time { return now })
 	l.limit = 100
@@ -60,6 +62,7 @@ func TestLimiterIsBounded(t *testing.T) {
 // An IPv6 client is its /64, where one host is usually given the whole
 // network: it cannot make new buckets by changing its last 64 bits.
 func TestClientKey(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]string{
 		"192.0.2.7":                 "192.0.2.7",
 		"::ffff:192.0.2.7":          "192.0.2.7",
@@ -76,6 +79,7 @@ func TestClientKey(t *testing.T) {
 
 // A limit says itself in words in the problem's detail.
 func TestRateString(t *testing.T) {
+	t.Parallel()
 	for r, want := range map[Rate]string{
 		{Every: 2 * time.Second, Burst: 30}:        "30 at once, then 30 a minute",
 		{Every: 10 * time.Second, Burst: 3}:        "3 at once, then 6 a minute",

@@ -31,6 +31,7 @@ func errorServer(err error, logged *[]error) *echo.Echo {
 // server-busy with Retry-After (whole seconds, rounded up, at least 1) and
 // the limit named.
 func TestEngineRefusalsMapToProblems(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		err        error
@@ -84,6 +85,7 @@ func TestEngineRefusalsMapToProblems(t *testing.T) {
 
 // clip keeps 200 characters at most, counting characters, not bytes.
 func TestClip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want int // characters
@@ -112,6 +114,7 @@ func TestClip(t *testing.T) {
 // A busy server answers a browser with a page too: 503 and Retry-After, as
 // the JSON has them.
 func TestBusyPage(t *testing.T) {
+	t.Parallel()
 	var logged []error
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/x", nil)
@@ -131,6 +134,7 @@ func TestBusyPage(t *testing.T) {
 // Every problem type has its lead on the error pages, and its title and
 // explanation on its own page, in both languages.
 func TestEveryProblemHasALead(t *testing.T) {
+	t.Parallel()
 	keys := views.Keys()
 	for _, p := range api.ProblemTypes() {
 		for _, k := range []string{"error.lead." + p.Slug, "problem." + p.Slug + ".title", "problem." + p.Slug + ".explain"} {
@@ -144,6 +148,7 @@ func TestEveryProblemHasALead(t *testing.T) {
 // A client that hangs up is not a fault of the server: nothing is logged as
 // a failure, and no answer is written.
 func TestHangUpIsNotAFailure(t *testing.T) {
+	t.Parallel()
 	var logged []error
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

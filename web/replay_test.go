@@ -43,6 +43,7 @@ func replayLab(s *testServer, extra string) string {
 
 // TestReplayFirstCharge: a new key charges: 201, Location, the payment.
 func TestReplayFirstCharge(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, "")
 	before := time.Now().Add(-time.Second)
@@ -94,6 +95,7 @@ func TestReplayFirstCharge(t *testing.T) {
 // TestReplaySameKeySameBody: the same request again gets the first answer,
 // byte for byte, and charges nothing.
 func TestReplaySameKeySameBody(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, "")
 	const body = `{"order_id":"order-42","amount":1500}`
@@ -127,6 +129,7 @@ func TestReplaySameKeySameBody(t *testing.T) {
 // TestReplayInFlight: a retry while the first request still works gets 409
 // with Retry-After; once the first is done, the retry gets its answer.
 func TestReplayInFlight(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, `,"server_delay_ms":1000,"lock_timeout_ms":5000`)
 	const body = `{"order_id":"order-42","amount":1500}`
@@ -178,6 +181,7 @@ func (g *goroutineTB) Fatalf(format string, args ...any) {
 // TestReplayKeyReused: the same key with another body is refused with 422
 // and changes nothing; the first request still replays afterwards.
 func TestReplayKeyReused(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, "")
 	first := s.must(http.StatusCreated, "POST", prefix+"/charges", `{"order_id":"order-42","amount":1500}`, "Idempotency-Key", "key-d")
@@ -204,6 +208,7 @@ func TestReplayKeyReused(t *testing.T) {
 
 // TestReplayMissingKey: under replay a charge without a key is refused.
 func TestReplayMissingKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, "")
 	r := s.charge(prefix, `{"order_id":"order-42","amount":1500}`, "")
@@ -218,6 +223,7 @@ func TestReplayMissingKey(t *testing.T) {
 
 // TestReplayQuotedKey: the RFC 8941 quoted form "abc" is the key abc.
 func TestReplayQuotedKey(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := replayLab(s, "")
 	const body = `{"order_id":"order-42","amount":1500}`
@@ -243,6 +249,7 @@ func TestReplayQuotedKey(t *testing.T) {
 
 // TestReplayKeysPerLab: the same key in two labs is two keys.
 func TestReplayKeysPerLab(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a, b := replayLab(s, ""), replayLab(s, "")
 	const body = `{"order_id":"order-42","amount":1500}`
@@ -269,6 +276,7 @@ func TestReplayKeysPerLab(t *testing.T) {
 
 // TestReplayKeyExpiry: after key_ttl_s the key is forgotten and charges again.
 func TestReplayKeyExpiry(t *testing.T) {
+	t.Parallel()
 	clk := newFakeClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	s := startServer(t, withClock(clk))
 	prefix := replayLab(s, `,"key_ttl_s":1`)
@@ -300,6 +308,7 @@ func TestReplayKeyExpiry(t *testing.T) {
 
 // TestAPIIdempotent: the lab's own POST endpoints honour Idempotency-Key.
 func TestAPIIdempotent(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "lab.db")
 	s := startServer(t, withDB(db))
 	ro, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
@@ -386,6 +395,7 @@ func TestAPIIdempotent(t *testing.T) {
 // TestDuplicateNotReplayed: under unique and on-conflict a repeated key gets
 // 200 {"status":"duplicate"}, not the first answer, and no new charge.
 func TestDuplicateNotReplayed(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for _, prot := range []string{"unique", "on-conflict"} {
 		t.Run(prot, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // reaches the same ledger and the same attempts: settings, seed and actions
 // replayed in order.
 func TestScenarioRebuildsTheLedger(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.newLab(`{"protection":"unique","key_strategy":"uuid-per-request","network":"random","seed":123}`)
 	op := s.operation(a, `{"order_id":"order-1","amount":100}`)
@@ -86,6 +87,7 @@ func TestScenarioRebuildsTheLedger(t *testing.T) {
 
 // The page offers the scenario link, and it follows the lab live.
 func TestPageOffersTheScenario(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, doc := openPage(t, s, "")
 	before := doc.Find(`[data-testid="scenario-link"]`).AttrOr("href", "")
@@ -103,6 +105,7 @@ func TestPageOffersTheScenario(t *testing.T) {
 // A played lesson is a scenario like any other: its link rebuilds the same
 // ledger, because the steps went through the lab's ordinary actions.
 func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withParts())
 	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, ls := range s.lessons() {
@@ -129,6 +132,7 @@ func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
 // A lab with more actions than a link carries offers no link that would
 // fail: the page says why and how to start anew, the API gives no code.
 func TestScenarioTooLongForALink(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab("")
 	for i := range sim.MaxScenarioActions + 1 {

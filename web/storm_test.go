@@ -62,6 +62,7 @@ func stormOver(t *testing.T, servers []*testServer, lab string, n int, key strin
 // A duplicate storm: 500 concurrent requests with one key leave exactly one
 // payment under every protection that promises it, and never a 5xx.
 func TestDuplicateStorm(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("storm skipped in -short mode")
 	}
@@ -91,6 +92,7 @@ func TestDuplicateStorm(t *testing.T) {
 // Without an atomic guard the same storm charges many times: the test above
 // is not passing by accident of scheduling.
 func TestStormWithoutProtectionChargesEveryRequest(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	lab := s.newLab(`{"protection":"none"}`)
 	statuses := storm(t, s, lab, 50, "storm-key-1")
@@ -102,6 +104,7 @@ func TestStormWithoutProtectionChargesEveryRequest(t *testing.T) {
 // Under SELECT-then-INSERT with a gap, two parallel requests with one key
 // both pass the check: reliably two payments, trial after trial.
 func TestCheckThenInsertRace(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	for trial := range 5 {
 		lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":100}`)
@@ -119,6 +122,7 @@ func TestCheckThenInsertRace(t *testing.T) {
 // A record left in flight by a crashed request blocks its key with 409 only
 // until lock_timeout_ms; then a retry claims it and charges exactly once.
 func TestCrashedClaimBecomesClaimable(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	s := startServer(t, withClock(clock))
 	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":5000}`)
@@ -156,6 +160,7 @@ func TestCrashedClaimBecomesClaimable(t *testing.T) {
 // A request that outlives its lock loses its claim to the retry that took
 // the key over, and rolls back: still exactly one charge.
 func TestSlowRequestPastItsLockDoesNotChargeTwice(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":100,"server_delay_ms":400}`)
 	body := `{"order_id":"order-42","amount":1500}`

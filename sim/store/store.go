@@ -25,6 +25,8 @@ type Store struct {
 	r  *sql.DB // readers; the writer itself for :memory:
 	tw *writer // runs the writing transactions, committing them in groups
 
+	reads *stmtCache // SQLite: the readers' compiled statements (nil on PostgreSQL)
+
 	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
 
 	pool    *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
@@ -55,6 +57,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.tw = &writer{db: s.w, lock: s.lock}
+	if s.pool == nil {
+		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
+	}
 	if err := s.tw.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -66,7 +71,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 func (s *Store) Close() error {
 	if s.tw != nil {
 		s.tw.close()
+		s.tw.stmts.close()
 	}
+	s.reads.close()
 	if s.owner != nil {
 		s.owner.Close() // the session ends, and its locks with it
 	}
@@ -101,11 +108,17 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result
 
 // QueryRow reads one row from what has committed.
 func (s *Store) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := s.reads.get(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return s.r.QueryRowContext(ctx, query, args...)
 }
 
 // Query reads rows from what has committed.
 func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := s.reads.get(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return s.r.QueryContext(ctx, query, args...)
 }
 

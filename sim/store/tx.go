@@ -9,9 +9,10 @@ import (
 // its statements run in the transaction and under the context of the
 // caller who asked for it. Commit and rollback are the writer's.
 type Tx struct {
-	ctx  context.Context
-	tx   *sql.Tx
-	lock *sql.Stmt // PostgreSQL's write lock, for Lock
+	ctx   context.Context
+	tx    *sql.Tx
+	lock  *sql.Stmt  // PostgreSQL's write lock, for Lock
+	stmts *stmtCache // SQLite: the writer's compiled statements
 }
 
 // Context is the context of the caller whose transaction this is.
@@ -19,16 +20,25 @@ func (t *Tx) Context() context.Context { return t.ctx }
 
 // Exec runs a statement.
 func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	if st := t.stmts.cached(query); st != nil {
+		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+	}
 	return t.tx.ExecContext(t.ctx, query, args...)
 }
 
 // QueryRow runs a statement that returns at most one row.
 func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
+	if st := t.stmts.cached(query); st != nil {
+		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+	}
 	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
 
 // Query runs a statement that returns rows.
 func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts.cached(query); st != nil {
+		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	}
 	return t.tx.QueryContext(t.ctx, query, args...)
 }
 

@@ -58,6 +58,8 @@ type writer struct {
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
+	stmts *stmtCache // SQLite: the statements the transactions run, compiled between them
+
 	mu     sync.Mutex
 	queue  []*txJob
 	busy   bool
@@ -119,6 +121,9 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	w.mu.Unlock()
 
 	errs := w.commit(batch)
+	// The connection is the leader's until it hands over: the statements
+	// this batch met are compiled now, for the batches to come.
+	w.stmts.prepareWanted(context.Background())
 	var mine error
 	for i, b := range batch {
 		if b == j {
@@ -188,7 +193,7 @@ func (w *writer) commit(batch []*txJob) []error {
 			errs[i] = err // its caller has gone: nothing of it is written
 			continue
 		}
-		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock}
+		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock, stmts: w.stmts}
 		if len(batch) == 1 {
 			errs[i] = call(j.fn, t)
 		} else {

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// Statements run compiled once they have been met, reads and a
+// transaction's writes alike, with the same results as before; a statement
+// that does not compile still says its error every time; and the cache
+// stops growing at its bound however many texts it meets.
+func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Exec(ctx, `CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	const insert = `INSERT INTO t (n) VALUES (?)`
+	for i := range 3 {
+		if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.Exec(insert, i); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.tw.stmts.cached(insert) == nil {
+		t.Errorf("the writer's statement is not compiled after three transactions")
+	}
+	const sum = `SELECT COALESCE(SUM(n), 0), COUNT(*) FROM t`
+	for range 2 {
+		var total, count int
+		if err := s.QueryRow(ctx, sum).Scan(&total, &count); err != nil || total != 3 || count != 3 {
+			t.Fatalf("sum, count = %d, %d (%v); want 3, 3", total, count, err)
+		}
+	}
+	if s.reads.cached(sum) == nil {
+		t.Errorf("the read is not compiled after it ran")
+	}
+	for range 2 {
+		err := s.Write(ctx, func(tx *Tx) error { _, err := tx.Exec(`INSERT INTO nowhere VALUES (1)`); return err })
+		if err == nil {
+			t.Fatal("a statement on a missing table ran")
+		}
+		if _, err := s.Query(ctx, `SELECT nothing FROM nowhere`); err == nil {
+			t.Fatal("a read of a missing table ran")
+		}
+	}
+	for i := range 2 * maxCached {
+		var n int
+		if err := s.QueryRow(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&n); err != nil || n != i {
+			t.Fatalf("SELECT %d = %d (%v)", i, n, err)
+		}
+	}
+	s.reads.mu.Lock()
+	n := len(s.reads.stmts) + len(s.reads.wanted)
+	s.reads.mu.Unlock()
+	if n > maxCached {
+		t.Errorf("the readers' cache holds %d statements; its bound is %d", n, maxCached)
+	}
+}
