@@ -285,29 +285,7 @@
       b.removeEventListener("click", stop);
     });
   });
-  // The keys' time left counts down between renders: each cell holds the
-  // milliseconds left when it was drawn, and is said again in the units of
-  // the page's language (the table's data-units), as the server says it.
-  function left(ms, u) {
-    var s = Math.max(0, Math.ceil(ms / 1000)), d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
-    if (d > 0) return d + " " + u[0] + " " + h + " " + u[1];
-    if (h > 0) return h + " " + u[1] + " " + m + " " + u[2];
-    if (m > 0) return m + " " + u[2] + " " + (s % 60) + " " + u[3];
-    return s + " " + u[3];
-  }
-  function countDown() {
-    var now = Date.now();
-    document.querySelectorAll("[data-ttl-ms]").forEach(function (td) {
-      var table = td.closest("table");
-      var u = ((table && table.dataset.units) || "d h min s").split(" ");
-      if (!td.dataset.drawn) td.dataset.drawn = String(now);
-      var ms = Number(td.dataset.ttlMs) - (now - Number(td.dataset.drawn));
-      var text = ms > 0 ? left(ms, u) : (table && table.dataset.expired) || left(0, u);
-      if (td.textContent !== text) td.textContent = text;
-    });
-  }
-  setInterval(countDown, 500);
-  function ready() { showPlayer(); setupDock(); showStep(); countDown(); }
+  function ready() { showPlayer(); setupDock(); showStep(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready); else ready();
   document.addEventListener("settings", function (e) {
     try { apply(JSON.parse(e.detail.data)); } catch (err) { /* a malformed message changes nothing */ }

@@ -203,7 +203,7 @@ func ClockLabel(ahead int64) templ.Component {
 }
 
 // KeysPanel lists where each idempotency key lives, its state and the time
-// it has left on the lab's clock, counting down in the page (lab.js).
+// it has left on the lab's clock, counting down in the page (keys.js).
 func KeysPanel(k KeysView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -654,7 +654,7 @@ func LostCharges(l LedgerView) templ.Component {
 
 // duration says a time left in the largest two units that matter, in the
 // units of the page's language ("time.units": day, hour, minute, second),
-// as lab.js does while it counts down.
+// as keys.js does while it counts down.
 func duration(ctx context.Context, ms int64) string {
 	u := strings.Fields(T(ctx, "time.units"))
 	if len(u) != 4 {
