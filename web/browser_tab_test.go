@@ -1,0 +1,173 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// tid selects the element of a SPEC data-testid hook.
+func tid(id string) chromedp.CSS { return chromedp.CSS(`[data-testid="` + id + `"]`) }
+
+// jsTid is the same selector for use inside JavaScript.
+func jsTid(id string) string { return fmt.Sprintf("document.querySelector('[data-testid=%q]')", id) }
+
+// labTab is one browser tab on a private lab of the test's own server.
+type labTab struct {
+	t      *testing.T
+	s      *testServer
+	prefix string // /api/v1/labs/{id}
+	url    string // the lab's page
+	ctx    context.Context
+	tab    context.Context // the chromedp context, without the deadline
+}
+
+// openLab starts a server (with opts: withParts for the broker, mailbox
+// and Redis), creates a private lab with the settings patch (JSON, may be
+// empty) and opens its page in a tab of a new browser context.
+func openLab(t *testing.T, settings string, opts ...func(*serverOpts)) *labTab {
+	t.Helper()
+	b := browser(t)
+	s := startServer(t, opts...)
+	prefix := s.newLab(settings)
+	l := &labTab{t: t, s: s, prefix: prefix, url: s.URL + "/labs/" + path.Base(prefix)}
+	l.tab, l.ctx = newTab(t, b, chromedp.WithNewBrowserContext())
+	l.navigate(l.url)
+	return l
+}
+
+// newTab opens a tab; a child of another tab's context shares its browser
+// context (cookies).
+func newTab(t *testing.T, parent context.Context, opts ...chromedp.ContextOption) (tab, ctx context.Context) {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(parent, opts...)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("open tab: %v", err)
+	}
+	ctx, cancelDeadline := context.WithTimeout(tab, 120*time.Second)
+	t.Cleanup(cancelDeadline)
+	return tab, ctx
+}
+
+// twin opens the same lab in a second tab of the same browser context.
+func (l *labTab) twin() *labTab {
+	l.t.Helper()
+	o := *l
+	o.tab, o.ctx = newTab(l.t, l.tab)
+	o.navigate(o.url)
+	return &o
+}
+
+// navigate loads a page and waits until htmx has set it up.
+func (l *labTab) navigate(url string) {
+	l.t.Helper()
+	l.do(chromedp.Navigate(url))
+	l.waitJS(`document.readyState === "complete" && typeof htmx !== "undefined"`, "the page and htmx to load")
+	// and until the live stream is up: a change before that would be missed
+	if !l.poll(`document.querySelector("#live-status")?.dataset.state === "live"`, 30*time.Second) {
+		l.t.Fatalf("timed out waiting for the live stream (live-status %q, page %s)\n%s\nevents over HTTP: %s", eval[string](l, `document.querySelector("#live-status")?.dataset.state ?? "none"`), eval[string](l, `document.readyState + ", htmx " + typeof htmx`), l.state(), l.probeEvents())
+	}
+}
+
+func (l *labTab) do(actions ...chromedp.Action[chromedp.Void]) {
+	l.t.Helper()
+	if err := chromedp.Do(l.ctx, actions...); err != nil {
+		l.t.Fatalf("browser: %v\n%s", err, l.state())
+	}
+}
+
+// eval evaluates a JavaScript expression in the page and decodes its value.
+func eval[T any](l *labTab, expr string) T {
+	l.t.Helper()
+	v, err := chromedp.Run(l.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		l.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// poll waits until the JavaScript expression is truthy; false on timeout.
+func (l *labTab) poll(expr string, timeout time.Duration) bool {
+	l.t.Helper()
+	_, err := chromedp.Run(l.ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingInterval(40*time.Millisecond), chromedp.WithPollingTimeout(timeout)))
+	if err != nil && !errors.Is(err, chromedp.ErrPollingTimeout) {
+		l.t.Fatalf("poll %s: %v", expr, err)
+	}
+	return err == nil
+}
+
+// holds reports whether the JavaScript expression stays truthy for d: the
+// way to see that something does not happen (the page's own timers run in
+// real time, so the window is real time too).
+func (l *labTab) holds(expr string, d time.Duration) bool {
+	l.t.Helper()
+	return !l.poll("!("+expr+")", d)
+}
+
+// waitJS waits (10 s at most) until the expression is truthy, or fails.
+func (l *labTab) waitJS(expr, what string) {
+	l.t.Helper()
+	if !l.poll(expr, 10*time.Second) {
+		l.t.Fatalf("timed out waiting for %s\n%s", what, l.state())
+	}
+}
+
+// text is the trimmed text of a hook ("" when it is absent).
+func (l *labTab) text(id string) string {
+	l.t.Helper()
+	return eval[string](l, fmt.Sprintf(`(%s?.textContent ?? "").trim()`, jsTid(id)))
+}
+
+func (l *labTab) count(id string) int {
+	l.t.Helper()
+	return eval[int](l, fmt.Sprintf(`document.querySelectorAll('[data-testid=%q]').length`, id))
+}
+
+// waitText waits until a hook's text is want.
+func (l *labTab) waitText(id, want string) {
+	l.t.Helper()
+	l.waitJS(fmt.Sprintf(`(%s?.textContent ?? "").trim() === %q`, jsTid(id), want), id+" = "+want)
+}
+
+// state describes the page for a failure message.
+func (l *labTab) state() string {
+	ctx, cancel := context.WithTimeout(l.tab, 3*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const t = (id) => (document.querySelector('[data-testid="' + id + '"]')?.textContent ?? "(absent)").trim().replace(/\s+/g, " ");
+		return "page: " + location.href +
+			"\n  total-count=" + t("total-count") + " total-amount=" + t("total-amount") +
+			" payment-rows=" + document.querySelectorAll('[data-testid="payment-row"]').length +
+			" attempts=" + document.querySelectorAll('[data-testid="attempt"]').length +
+			"\n  notice: " + (document.querySelector("#notice")?.textContent ?? "(absent)").trim().replace(/\s+/g, " ") +
+			"\n  event-log: " + t("event-log").slice(0, 400);
+	})()`))
+	if err != nil {
+		return "(page state unavailable: " + err.Error() + ")"
+	}
+	return s
+}
+
+// probeEvents reads the first bytes of the lab's event stream over plain HTTP.
+func (l *labTab) probeEvents() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", l.url+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 200)
+	n, err := io.ReadAtLeast(resp.Body, buf, 100)
+	return fmt.Sprintf("%d %q %v", resp.StatusCode, buf[:n], err)
+}
