@@ -68,7 +68,7 @@ func TestDiagramSamples(t *testing.T) {
 
 const dgSamplePage = `<!doctype html>
 <html lang="%[1]s"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="%[2]s/lab.css"><link rel="stylesheet" href="%[2]s/diagram.css"></head>
+<link rel="stylesheet" href="%[2]s/lab.css"><link rel="stylesheet" href="%[2]s/diagram.css"><link rel="stylesheet" href="%[2]s/panels.css"></head>
 <body><main><div class="lab">
 <section class="panel act"><h2>…</h2></section>
 <div class="results"><section class="panel"><h2>%[3]s</h2><div id="diagram-region">%[4]s</div></section></div>
