@@ -1,0 +1,151 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"idemlab/sim/labs"
+	"idemlab/web"
+)
+
+// The tests of "A lab among many" (SPEC.md): one person's lab, link or
+// script never slows, breaks or exposes anyone else's.
+
+// Simulated requests in flight are capped across the server: a race that
+// would pass the cap is refused with 503 before anything of it is written.
+func TestInFlightCap(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 4}, web.Options{}))
+	lab := s.newLab(`{"protection":"unique","key_strategy":"uuid"}`)
+	s.operation(lab, `{"order_id":"order-1","amount":100,"fate":"request-lost"}`)
+	before := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t)["actions"]
+	r := s.do("POST", lab+"/operations/latest/race", `{"parallel":8}`)
+	checkProblem(t, r, http.StatusServiceUnavailable, "/problems/server-busy", "")
+	if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), `"max-inflight"`) {
+		t.Errorf("503 without Retry-After or the limit's name: %v %s", r.Header, r.Body)
+	}
+	if after := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t)["actions"]; after != before {
+		t.Errorf("the refused race was recorded: actions %v → %v", before, after)
+	}
+	s.must(http.StatusOK, "POST", lab+"/operations/latest/race", `{"parallel":4}`)
+	if n := s.House.Labs.Limits().InFlight(); n != 0 {
+		t.Errorf("%d slots still taken after the race ended", n)
+	}
+}
+
+// Two hundred races at once with a slow server: the cap answers the excess
+// with 503 and the rest run; no other 5xx, and every slot comes back.
+func TestRaceStormIsCapped(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 128}, web.Options{}))
+	var labs []string
+	for range 8 {
+		lab := s.newLab(`{"protection":"unique","key_strategy":"uuid","server_delay_ms":300}`)
+		s.operation(lab, `{"order_id":"order-1","amount":100,"fate":"request-lost"}`)
+		labs = append(labs, lab)
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		status = map[int]int{}
+	)
+	for i := range 200 {
+		wg.Go(func() {
+			r := s.do("POST", labs[i%len(labs)]+"/operations/latest/race", `{"parallel":64}`)
+			mu.Lock()
+			status[r.Status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for code, n := range status {
+		if code != http.StatusOK && code != http.StatusServiceUnavailable {
+			t.Errorf("%d answers %d", n, code)
+		}
+	}
+	if status[http.StatusOK] == 0 || status[http.StatusServiceUnavailable] == 0 {
+		t.Errorf("answers %v: want some races run and some refused", status)
+	}
+	for _, lab := range labs {
+		if l := s.ledger(lab); l.Count > 1 {
+			t.Errorf("%s: %d payments under unique, want at most 1", lab, l.Count)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.House.Labs.Limits().InFlight() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the last answers are on their way
+	}
+	if n := s.House.Labs.Limits().InFlight(); n != 0 {
+		t.Errorf("%d slots still taken", n)
+	}
+}
+
+// Past -max-streams a new live stream is refused with 503 and Retry-After;
+// closing one makes room.
+func TestMaxStreams(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withLimits(labs.Config{}, web.Options{MaxStreams: 2}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func() *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/demo/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	a, b := open(), open()
+	defer b.Body.Close()
+	c := open()
+	c.Body.Close()
+	if c.StatusCode != http.StatusServiceUnavailable || c.Header.Get("Retry-After") == "" {
+		t.Errorf("a third stream: %d (Retry-After %q), want 503 with Retry-After", c.StatusCode, c.Header.Get("Retry-After"))
+	}
+	a.Body.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		d := open()
+		d.Body.Close()
+		if d.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream did not make room: %d", d.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A page's htmx request refused at a server-wide limit gets a notice in the
+// page's language, with 503 and Retry-After: htmx swaps error answers, so a
+// problem's JSON would land in the page.
+func TestBusyNoticeForThePage(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withLimits(labs.Config{MaxInFlight: 1}, web.Options{}))
+	p, _ := openPage(t, s, `{"network":"duplicate"}`)
+	resp, body := p.post(p.path+"/charge?lang=ru", url.Values{"order_id": {"order-1"}, "amount": {"100"}}, true)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(body, `id="charge-notice"`) || !strings.Contains(body, "имитируемых запросов в пути") || strings.Contains(body, `"type"`) {
+		t.Errorf("the page got no Russian notice:\n%s", body)
+	}
+}
+
+// /healthz says 503 when the ledger cannot be written.
+func TestHealthTellsTheTruth(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	s.must(http.StatusOK, "GET", "/healthz", "")
+	s.Store.Close() // nothing can be written now
+	r := s.do("GET", "/healthz", "")
+	if r.Status != http.StatusServiceUnavailable {
+		t.Errorf("healthz with a closed ledger: %d %s", r.Status, r.Body)
+	}
+}
