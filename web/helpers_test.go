@@ -109,16 +109,25 @@ func listen(tb testing.TB, addr string) net.Listener {
 	}
 }
 
+// poll polls cond until it holds, or until timeout: the tests' one way
+// to wait for something the lab does in its own time.
+func poll(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // waitFor polls cond until it holds, failing the test if it still does not
 // after timeout; what names what the test waits for.
 func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("after %v still waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll(timeout, cond) {
+		tb.Fatalf("after %v still waiting for %s", timeout, what)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,16 +163,18 @@ func TestCrashedClaimBecomesClaimable(t *testing.T) {
 func TestSlowRequestPastItsLockDoesNotChargeTwice(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":100,"server_delay_ms":400}`)
+	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":100,"server_delay_ms":1500}`)
 	body := `{"order_id":"order-42","amount":1500}`
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
-	for i := range codes {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * 200 * time.Millisecond) // the second comes after the first's lock ran out
-			codes[i] = s.do("POST", prefix+"/charges", body, "Idempotency-Key", "slow-key").Status
-		})
-	}
+	wg.Go(func() { codes[0] = s.do("POST", prefix+"/charges", body, "Idempotency-Key", "slow-key").Status })
+	// The second comes once the first has claimed the key and its lock has
+	// run out, while the first still works (1.5 s).
+	waitFor(t, 5*time.Second, "the first to claim the key", func() bool {
+		return slices.ContainsFunc(s.keysOf(prefix), func(k apiKey) bool { return k.Key == "slow-key" && k.State == "in-flight" })
+	})
+	time.Sleep(200 * time.Millisecond) // twice the lock's 100 ms
+	codes[1] = s.do("POST", prefix+"/charges", body, "Idempotency-Key", "slow-key").Status
 	wg.Wait()
 	if l := s.ledger(prefix); l.Count != 1 {
 		t.Errorf("%d charges (statuses %v), want exactly 1", l.Count, codes)
