@@ -28,21 +28,73 @@ func TestKillOneOfTwoProcesses(t *testing.T) {
 	patch(t, a.URL+path+"/settings", `{"protection":"replay","lock_timeout_ms":3000,"server_delay_ms":50}`)
 
 	// Both take charges, each with a key of its own, from 8 clients.
-	var (
-		mu       sync.Mutex
-		acked    = map[string]string{} // key → the process that acknowledged it
-		served   [2]atomic.Int64       // 201s from a and from b
-		stop     = make(chan struct{})
-		wg       sync.WaitGroup
-		requests atomic.Int64
-	)
+	l := &twoLoad{acked: map[string]string{}, stop: make(chan struct{})}
 	clients := newClients(8)
 	defer closeClients(clients)
-	for w := range 8 {
-		wg.Go(func() {
+	l.start(t, clients, a, b, path)
+	defer l.halt()
+
+	// A slow request that a holds when it dies, in a lab of its own: its
+	// claim stays in flight.
+	slow := "/api/v1/labs/" + postJSON(t, a.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)
+	patch(t, a.URL+slow+"/settings", `{"protection":"replay","lock_timeout_ms":3000,"server_delay_ms":5000}`)
+	waitUntil(15*time.Second, func() bool { return l.served[0].Load() > 0 && l.served[1].Load() > 0 }) // both take charges
+	held := make(chan answer, 1)
+	go func() {
+		held <- send(t.Context(), &http.Client{}, "POST", a.URL+slow+"/charges", []byte(`{"order_id":"order-held","amount":1500}`), "Idempotency-Key", "held-key")
+	}()
+	if !waitUntil(15*time.Second, func() bool { return keyState(t, a.URL+slow, "held-key") == "in-flight" }) {
+		t.Fatalf("a did not claim the held key within 15 s")
+	}
+	claimed := time.Now()
+	a.kill()
+	killedAt := time.Now()
+	if r := <-held; r.err == nil {
+		t.Errorf("the request a held was answered (%d) though a was killed", r.status)
+	}
+	before := l.served[1].Load()
+	waitUntil(15*time.Second, func() bool { return l.served[1].Load() > before }) // b goes on alone
+	l.halt()
+	if l.served[1].Load() <= before {
+		t.Errorf("b answered no charge after a was killed (%d before, %d after)", before, l.served[1].Load())
+	}
+
+	answered := retryHeld(t, b.URL+slow, killedAt)
+
+	// The ledger, as b sees it: every acknowledged charge, once.
+	keys := ledgerKeys(t, b.URL+path)
+	if n := len(getJSON(t, b.URL+slow+"/payments")["payments"].([]any)); n != 1 {
+		t.Errorf("the held request's lab has %d payments, want 1", n)
+	}
+	for key, by := range l.acked {
+		if keys[key] != 1 {
+			t.Errorf("%s was acknowledged by %s and is in the ledger %d times", key, by, keys[key])
+		}
+	}
+	t.Logf("%d requests; acknowledged by a %d, by b %d (of them after the kill: %d); the held key charged by b %s after the kill (its lock: 3 s from the claim, seen in flight %s before the kill)",
+		l.requests.Load(), l.served[0].Load(), l.served[1].Load(), l.served[1].Load()-before, answered.Round(100*time.Millisecond), killedAt.Sub(claimed).Round(10*time.Millisecond))
+}
+
+// twoLoad is the load of TestKillOneOfTwoProcesses: charges to two
+// processes, and which of them acknowledged each.
+type twoLoad struct {
+	mu       sync.Mutex
+	acked    map[string]string // key → the process that acknowledged it
+	served   [2]atomic.Int64   // 201s from a and from b
+	stop     chan struct{}
+	once     sync.Once // closes stop
+	wg       sync.WaitGroup
+	requests atomic.Int64
+}
+
+// start sends charges to a and b in turn, from every client, each with a
+// key of its own, until halt.
+func (l *twoLoad) start(t *testing.T, clients []*http.Client, a, b *child, path string) {
+	for w := range clients {
+		l.wg.Go(func() {
 			for i := 0; ; i++ {
 				select {
-				case <-stop:
+				case <-l.stop:
 					return
 				default:
 				}
@@ -51,45 +103,34 @@ func TestKillOneOfTwoProcesses(t *testing.T) {
 					to, which = b, 1
 				}
 				key := fmt.Sprintf("load-%d-%d", w, i)
-				requests.Add(1)
+				l.requests.Add(1)
 				r := send(t.Context(), clients[w], "POST", to.URL+path+"/charges", []byte(fmt.Sprintf(`{"order_id":"order-%d-%d","amount":100}`, w, i)), "Idempotency-Key", key)
 				if r.err == nil && r.status == http.StatusCreated {
-					served[which].Add(1)
-					mu.Lock()
-					acked[key] = to.URL
-					mu.Unlock()
+					l.served[which].Add(1)
+					l.mu.Lock()
+					l.acked[key] = to.URL
+					l.mu.Unlock()
 				}
 			}
 		})
 	}
+}
 
-	// A slow request that a holds when it dies, in a lab of its own: its
-	// claim stays in flight.
-	slow := "/api/v1/labs/" + postJSON(t, a.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)
-	patch(t, a.URL+slow+"/settings", `{"protection":"replay","lock_timeout_ms":3000,"server_delay_ms":5000}`)
-	time.Sleep(500 * time.Millisecond)
-	held := make(chan answer, 1)
-	go func() {
-		held <- send(t.Context(), &http.Client{}, "POST", a.URL+slow+"/charges", []byte(`{"order_id":"order-held","amount":1500}`), "Idempotency-Key", "held-key")
-	}()
-	time.Sleep(700 * time.Millisecond) // a has claimed the key and works on it
-	a.kill()
-	killedAt := time.Now()
-	if r := <-held; r.err == nil {
-		t.Errorf("the request a held was answered (%d) though a was killed", r.status)
-	}
-	before := served[1].Load()
-	time.Sleep(time.Second) // b goes on alone
-	close(stop)
-	wg.Wait()
-	if served[1].Load() <= before {
-		t.Errorf("b answered no charge after a was killed (%d before, %d after)", before, served[1].Load())
-	}
+// halt stops the load and waits for its clients; a second halt does
+// nothing.
+func (l *twoLoad) halt() {
+	l.once.Do(func() { close(l.stop) })
+	l.wg.Wait()
+}
 
-	// The held key: in flight until its lock (3 s) times out, then b's.
+// retryHeld retries the held key at the survivor: in flight until its lock
+// (3 s) times out, then the survivor's. It returns when the retry was
+// charged, counted from the kill.
+func retryHeld(t *testing.T, slow string, killedAt time.Time) time.Duration {
+	t.Helper()
 	body := []byte(`{"order_id":"order-held","amount":1500}`)
 	c := &http.Client{}
-	r := send(t.Context(), c, "POST", b.URL+slow+"/charges", body, "Idempotency-Key", "held-key")
+	r := send(t.Context(), c, "POST", slow+"/charges", body, "Idempotency-Key", "held-key")
 	if time.Since(killedAt) < 2*time.Second && (r.status != http.StatusConflict || r.header.Get("Retry-After") == "") {
 		t.Errorf("a retry of the held request during its lock: %d (Retry-After %q); want 409 with Retry-After", r.status, r.header.Get("Retry-After"))
 	}
@@ -97,34 +138,54 @@ func TestKillOneOfTwoProcesses(t *testing.T) {
 	for r.status == http.StatusConflict && time.Now().Before(deadline) {
 		wait, _ := time.ParseDuration(r.header.Get("Retry-After") + "s")
 		time.Sleep(min(wait, time.Second))
-		r = send(t.Context(), c, "POST", b.URL+slow+"/charges", body, "Idempotency-Key", "held-key")
+		r = send(t.Context(), c, "POST", slow+"/charges", body, "Idempotency-Key", "held-key")
 	}
 	if r.status != http.StatusCreated {
 		t.Fatalf("the held request's retry after its lock: %d %s; want 201", r.status, r.body)
 	}
-	answered := time.Since(killedAt)
+	return time.Since(killedAt)
+}
 
-	// The ledger, as b sees it: every acknowledged charge, once.
+// ledgerKeys counts the payments of a lab by idempotency key, page by page.
+func ledgerKeys(t *testing.T, lab string) map[string]int {
+	t.Helper()
 	keys := map[string]int{}
 	for offset := 0; ; offset += 1000 {
-		items, _ := getJSON(t, fmt.Sprintf("%s%s/payments?limit=1000&offset=%d", b.URL, path, offset))["payments"].([]any)
+		items, _ := getJSON(t, fmt.Sprintf("%s/payments?limit=1000&offset=%d", lab, offset))["payments"].([]any)
 		for _, it := range items {
 			if k, ok := it.(map[string]any)["idempotency_key"].(string); ok {
 				keys[k]++
 			}
 		}
 		if len(items) < 1000 {
-			break
+			return keys
 		}
 	}
-	if n := len(getJSON(t, b.URL+slow+"/payments")["payments"].([]any)); n != 1 {
-		t.Errorf("the held request's lab has %d payments, want 1", n)
-	}
-	for key, by := range acked {
-		if keys[key] != 1 {
-			t.Errorf("%s was acknowledged by %s and is in the ledger %d times", key, by, keys[key])
+}
+
+// keyState is the state of a lab's idempotency key (GET …/keys), or "" when
+// it is not listed.
+func keyState(t *testing.T, lab, key string) string {
+	t.Helper()
+	ks, _ := getJSON(t, lab+"/keys")["keys"].([]any)
+	for _, k := range ks {
+		if k, _ := k.(map[string]any); k["key"] == key {
+			s, _ := k["state"].(string)
+			return s
 		}
 	}
-	t.Logf("%d requests; acknowledged by a %d, by b %d (of them after the kill: %d); the held key charged by b %s after the kill (its lock: 3 s from the claim, 0.7 s before the kill)",
-		requests.Load(), served[0].Load(), served[1].Load(), served[1].Load()-before, answered.Round(100*time.Millisecond))
+	return ""
+}
+
+// waitUntil polls cond every 10 ms until it holds or d has passed, and
+// reports whether it held.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }

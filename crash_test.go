@@ -81,7 +81,10 @@ func TestCrashBetweenOutboxAndAck(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // a redelivery or a second send would have come
+	// What must NOT happen cannot be polled for: let a second pass (over
+	// three ack waits of 300 ms), in which a redelivery or a second email
+	// would have come, then count the emails again.
+	time.Sleep(time.Second)
 	emails = countBy(getJSON(t, api+"/emails"), "emails")
 	for order, n := range pays {
 		if n != 1 || emails[order] != 1 {

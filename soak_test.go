@@ -17,17 +17,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
-	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,10 +63,38 @@ func TestSoak(t *testing.T) {
 		raceLabs = append(raceLabs, s.newLab(`{"protection":"replay","key_strategy":"uuid","server_delay_ms":20}`))
 	}
 	keptLabs := append(append([]string(nil), chargeLabs...), raceLabs...)
-	heapStart, goStart := s.heap(true), s.goroutines()
+	var f soakFigures
+	f.heapStart, f.goStart = s.heap(true), s.goroutines()
 
 	// The toucher keeps the labs whose 201s are checked alive until the
 	// end; everything else is left to idle out.
+	stopTouching := s.touch(keptLabs)
+	defer stopTouching()
+
+	s.load(&f, chargeLabs, raceLabs, keptLabs)
+	f.afterLoad = s.verifyKept()
+	f.idled = s.idleOut()
+	f.heapEnd, f.goEnd = s.heap(true), s.goroutines()
+	f.atEnd = s.verifyKept()
+	f.letGone, f.letPresent = s.verifyLetGo()
+	s.report(f)
+}
+
+// soakFigures are what TestSoak measured, for its report.
+type soakFigures struct {
+	loaded, idled       time.Duration // of load; of letting the labs idle out after it
+	goStart, goEnd      int           // the lab's goroutines at the start and at the end
+	afterLoad, atEnd    [2]int        // 201s of kept labs found in the ledger, of how many
+	letGone, letPresent int           // labs left to idle out: gone, still there
+
+	// the lab's heap in use: at the start, its peak under load, at the kill,
+	// after the restart and at the end
+	heapStart, peak, heapAtKill, heapAfterRestart, heapEnd uint64
+}
+
+// touch starts the toucher, which touches every one of labs each third of
+// -lab-idle, and returns the function that stops it and waits for it.
+func (s *soak) touch(labs []string) (stop func()) {
 	touchCtx, stopTouching := context.WithCancel(context.Background())
 	touching := make(chan struct{})
 	go func() {
@@ -81,7 +102,7 @@ func TestSoak(t *testing.T) {
 		tick := time.NewTicker(soakIdle / 3)
 		defer tick.Stop()
 		for {
-			for _, id := range keptLabs {
+			for _, id := range labs {
 				s.judge("touch", s.get("/api/v1/labs/"+id+"/settings"), http.StatusOK)
 			}
 			select {
@@ -91,8 +112,12 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	}()
-	defer func() { stopTouching(); <-touching }()
+	return func() { stopTouching(); <-touching }
+}
 
+// load runs the clients for -soak.for, with a heap sampler and the kill -9
+// in the middle, and notes in f how long it ran and the heap's peak.
+func (s *soak) load(f *soakFigures, chargeLabs, raceLabs, keptLabs []string) {
 	loadStart := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), *soakFor)
 	defer cancel()
@@ -108,7 +133,6 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { s.streamer(ctx, keptLabs) })
 	}
 	var peak atomic.Uint64
-	var heapAtKill, heapAfterRestart uint64
 	wg.Go(func() { // heap sampler
 		for ctx.Err() == nil {
 			if h := s.heap(false); h > peak.Load() {
@@ -117,39 +141,46 @@ func TestSoak(t *testing.T) {
 			sleep(ctx, time.Second)
 		}
 	})
-	wg.Go(func() { // the kill -9 in the middle, and the restart
-		if !sleep(ctx, *soakFor/2) {
+	wg.Go(func() { s.killAndRestart(ctx, cancel, f) })
+	wg.Wait()
+	f.loaded = time.Since(loadStart)
+	f.peak = peak.Load()
+}
+
+// killAndRestart is the kill -9 in the middle of the load, and the restart
+// on the same database and port; it notes the heap at both in f. A lab
+// that cannot start again within 30 s ends the load.
+func (s *soak) killAndRestart(ctx context.Context, cancel context.CancelFunc, f *soakFigures) {
+	if !sleep(ctx, *soakFor/2) {
+		return
+	}
+	f.heapAtKill = s.heap(false)
+	s.outage(true)
+	s.children[0].kill()
+	start := time.Now()
+	for {
+		c, err := launch(s.t, "lab", s.args(s.addr)...)
+		if err == nil {
+			s.children = append(s.children, c)
+			s.cur.Store(c)
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			s.problem("restart", err.Error())
+			cancel()
 			return
 		}
-		heapAtKill = s.heap(false)
-		s.outage(true)
-		s.children[0].kill()
-		start := time.Now()
-		for {
-			c, err := launch(t, "lab", s.args(s.addr)...)
-			if err == nil {
-				s.children = append(s.children, c)
-				s.cur.Store(c)
-				break
-			}
-			if time.Since(start) > 30*time.Second {
-				s.problem("restart", err.Error())
-				cancel()
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		s.outage(false)
-		s.add("restart ms", time.Since(start).Milliseconds())
-		heapAfterRestart = s.heap(false)
-	})
-	wg.Wait()
-	loaded := time.Since(loadStart)
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.outage(false)
+	s.add("restart ms", time.Since(start).Milliseconds())
+	f.heapAfterRestart = s.heap(false)
+}
 
-	afterLoad := s.verifyKept()
-	// Let the other labs idle out: probe the newest ones, one lab per probe
-	// (a probe of a lab that is still there touches it), until three in a
-	// row are gone or 40 s have passed.
+// idleOut lets the other labs idle out: it probes the newest ones, one lab
+// per probe (a probe of a lab that is still there touches it), until three
+// in a row are gone or 40 s have passed, and returns how long that took.
+func (s *soak) idleOut() time.Duration {
 	idleStart := time.Now()
 	gone := 0
 	for _, id := range s.newestLetGo(40) {
@@ -163,458 +194,5 @@ func TestSoak(t *testing.T) {
 			gone = 0
 		}
 	}
-	idled := time.Since(idleStart)
-	heapEnd, goEnd := s.heap(true), s.goroutines()
-	atEnd := s.verifyKept()
-	letGone, letPresent := s.verifyLetGo()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t.Logf("soak: %v of load on %s (-lab-idle %v -max-labs %d -max-inflight %d -max-streams %d), killed at %v and restarted in %d ms",
-		loaded.Round(time.Second), s.addr, soakIdle, soakMaxLabs, soakInFlight, soakMaxStreams, (*soakFor / 2).Round(time.Second), s.counts["restart ms"])
-	t.Logf("answers seen: %s", s.summary())
-	t.Logf("heap in use: start %s, peak %s, at the kill %s, after the restart %s, end %s (after %v of idling and a GC)",
-		mib(heapStart), mib(peak.Load()), mib(heapAtKill), mib(heapAfterRestart), mib(heapEnd), idled.Round(time.Second))
-	slices.Sort(s.opens)
-	if n := len(s.opens); n > 0 {
-		t.Logf("streams answered (200) in: median %v, p99 %v, max %v (%d streams)", s.opens[n/2].Round(time.Millisecond),
-			s.opens[n*99/100].Round(time.Millisecond), s.opens[n-1].Round(time.Millisecond), n)
-	}
-	t.Logf("goroutines of the lab: start %d, end %d", goStart, goEnd)
-	if goEnd > goStart+50 { // say where they wait, to tell idle connections from a leak
-		a := send(context.Background(), s.api, "GET", s.cur.Load().Debug+"/debug/pprof/goroutine?debug=1", nil)
-		t.Logf("the lab's goroutines at the end:\n%.4000s", a.body)
-	}
-	t.Logf("201s of kept labs in the ledger: %d of %d right after the load, %d of %d at the end", afterLoad[0], afterLoad[1], atEnd[0], atEnd[1])
-	t.Logf("labs left to idle out: %d gone, %d still there (their 201s present)", letGone, letPresent)
-	for _, c := range s.children {
-		out := c.out.String()
-		if n := strings.Count(out, "level=ERROR"); n > 0 {
-			t.Logf("the lab logged %d errors; the first: %s", n, firstLine(out, "level=ERROR"))
-		}
-	}
-	for kind, samples := range s.problems {
-		t.Errorf("%s: %d, e.g.:\n  %s", kind, s.counts["problem "+kind], strings.Join(samples, "\n  "))
-	}
-	if afterLoad[0] != afterLoad[1] || atEnd[0] != atEnd[1] {
-		t.Errorf("201s missing from the ledger of labs kept alive: %d after the load, %d at the end", afterLoad[1]-afterLoad[0], atEnd[1]-atEnd[0])
-	}
-	if heapEnd > heapStart+64<<20 {
-		t.Errorf("heap in use at the end %s, more than 64 MiB over the start %s", mib(heapEnd), mib(heapStart))
-	}
-}
-
-// soak is the state of TestSoak: the lab, its clients and what they saw.
-type soak struct {
-	t        *testing.T
-	db, addr string
-	api, sse *http.Client
-	cur      atomic.Pointer[child]
-	children []*child // every lab process, in order
-
-	mu       sync.Mutex
-	counts   map[string]int64    // answers by kind, and other figures
-	problems map[string][]string // by kind: the first few, each a request and its answer
-	kept     map[string][]string // lab → paths of its 201s (payments, operations)
-	letGo    [][2]string         // lab, path of a 201 in a lab left to idle out
-	recent   []string            // the newest labs left to idle out, for streams
-	opens    []time.Duration     // how long each stream took to be answered
-	downAt   time.Time           // when the lab was killed
-	upAt     time.Time           // when it served again
-}
-
-// args are the lab's flags for a listen address.
-func (s *soak) args(addr string) []string {
-	return []string{"-addr", addr, "-db", s.db, "-debug", "127.0.0.1:0", "-lab-idle", soakIdle.String(),
-		"-max-labs", strconv.Itoa(soakMaxLabs), "-max-inflight", strconv.Itoa(soakInFlight), "-max-streams", strconv.Itoa(soakMaxStreams)}
-}
-
-func (s *soak) start(addr string) *child {
-	c := startChild(s.t, "lab", s.args(addr)...)
-	s.cur.Store(c)
-	return c
-}
-
-func (s *soak) url(path string) string { return s.cur.Load().URL + path }
-
-func (s *soak) get(path string) answer {
-	return send(context.Background(), s.api, "GET", s.url(path), nil)
-}
-
-// newLab creates a lab with settings for the whole soak, waiting out refusals.
-func (s *soak) newLab(settings string) string {
-	s.t.Helper()
-	for range 50 {
-		a := send(context.Background(), s.api, "POST", s.url("/api/v1/labs"), nil)
-		if d, ok := limited(a); ok {
-			time.Sleep(min(d, 5*time.Second))
-			continue
-		}
-		id, ok := labID(a)
-		if !ok {
-			s.t.Fatalf("create lab: %d %v %s", a.status, a.err, a.body)
-		}
-		if a := send(context.Background(), s.api, "PATCH", s.url("/api/v1/labs/"+id+"/settings"), []byte(settings)); a.status != http.StatusOK {
-			s.t.Fatalf("settings: %d %v %s", a.status, a.err, a.body)
-		}
-		return id
-	}
-	s.t.Fatal("could not create a lab: refused 50 times")
-	return ""
-}
-
-// verdict is what judge made of an answer.
-const (
-	bad   = iota // counted as a problem, or a refusal the caller need not retry
-	right        // one of the wanted statuses
-	again        // refused with Retry-After (waited out), or the lab was down: send it again
-)
-
-// judge counts an answer under what, waits out a refusal, records anything
-// SPEC does not allow, and says what to do next.
-func (s *soak) judge(what string, a answer, want ...int) bool {
-	return s.verdict(what, a, want...) == right
-}
-
-func (s *soak) verdict(what string, a answer, want ...int) int {
-	if a.err != nil {
-		if s.inOutage() {
-			s.add(what+" during restart", 1)
-			time.Sleep(100 * time.Millisecond)
-			return again
-		}
-		s.problem("transport error", what+": "+a.err.Error())
-		return bad
-	}
-	for _, w := range want {
-		if a.status == w {
-			s.add(fmt.Sprintf("%s %d", what, a.status), 1)
-			return right
-		}
-	}
-	if d, ok := limited(a); ok {
-		s.add(fmt.Sprintf("%s %d", what, a.status), 1)
-		time.Sleep(min(d, 5*time.Second))
-		return again
-	}
-	kind := "unexpected status"
-	switch {
-	case a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable:
-		kind = "refusal without Retry-After"
-	case a.status >= 500:
-		kind = "5xx"
-	}
-	s.problem(kind, fmt.Sprintf("%s: %d %.300s", what, a.status, a.body))
-	return bad
-}
-
-func (s *soak) add(name string, n int64) {
-	s.mu.Lock()
-	s.counts[name] += n
-	s.mu.Unlock()
-}
-
-func (s *soak) problem(kind, sample string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.counts["problem "+kind]++
-	if len(s.problems[kind]) < 5 {
-		s.problems[kind] = append(s.problems[kind], sample)
-	}
-}
-
-// outage marks the lab down (just before the kill) or up again.
-func (s *soak) outage(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if down {
-		s.downAt = time.Now()
-	} else {
-		s.upAt = time.Now()
-	}
-}
-
-// inOutage reports whether a failure now belongs to the restart: from the
-// kill until 3 s after the lab serves again.
-func (s *soak) inOutage() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.downAt.IsZero() && (s.upAt.IsZero() || time.Since(s.upAt) < 3*time.Second)
-}
-
-// creator creates labs, charges each once and leaves it to idle out. Its
-// labs come from 64 client addresses of the loopback network (127.0.w.2 to
-// 127.0.w.65), as a class's do: each address has its own rate limit.
-func (s *soak) creator(ctx context.Context, w int) {
-	students := make([]*http.Client, 64)
-	for i := range students {
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(w+1), byte(i+2))}}
-		tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1}
-		defer tr.CloseIdleConnections()
-		students[i] = &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	}
-	for n := 0; ctx.Err() == nil; n++ {
-		a := send(context.Background(), students[n%len(students)], "POST", s.url("/api/v1/labs"), nil)
-		if s.verdict("create lab", a, http.StatusCreated) != right {
-			continue
-		}
-		id, _ := labID(a)
-		s.mu.Lock()
-		s.recent = append(s.recent, id)
-		if len(s.recent) > 400 {
-			s.recent = s.recent[200:]
-		}
-		s.mu.Unlock()
-		key := fmt.Sprintf("create-%d-%d", w, n)
-		for range 20 {
-			a := send(context.Background(), s.api, "POST", s.url("/api/v1/labs/"+id+"/charges"), []byte(`{"order_id":"order-1","amount":100}`), "Idempotency-Key", key)
-			v := s.verdict("charge new lab", a, http.StatusCreated)
-			if v == right {
-				s.mu.Lock()
-				s.letGo = append(s.letGo, [2]string{id, a.header.Get("Location")})
-				s.mu.Unlock()
-			}
-			if v != again {
-				break
-			}
-		}
-	}
-}
-
-// charger sends new charges with keys to the kept labs; a charge whose
-// answer did not come (the kill) is sent again with its key until it is
-// answered, as a client should.
-func (s *soak) charger(ctx context.Context, w int, labs []string) {
-	for n := 0; ctx.Err() == nil; n++ {
-		id := labs[(w+n*4)%len(labs)]
-		key := fmt.Sprintf("charge-%d-%d", w, n)
-		body := []byte(`{"order_id":"order-` + strconv.Itoa(n) + `","amount":` + strconv.Itoa(100+n%50) + `}`)
-		deadline := time.Now().Add(time.Minute)
-		for time.Now().Before(deadline) {
-			a := send(context.Background(), s.api, "POST", s.url("/api/v1/labs/"+id+"/charges"), body, "Idempotency-Key", key)
-			if a.err == nil && a.status == http.StatusConflict && a.header.Get("Retry-After") != "" {
-				s.add("charge 409 (in flight)", 1) // the claim of a request the kill cut off
-				time.Sleep(time.Second)
-				continue
-			}
-			v := s.verdict("charge", a, http.StatusCreated)
-			if v == right {
-				if a.header.Get("Idempotent-Replayed") == "true" {
-					s.add("charge 201 replayed (a retry after the kill)", 1)
-				}
-				s.keep(id, a.header.Get("Location"))
-			}
-			if v != again {
-				break
-			}
-		}
-	}
-}
-
-// racer fires bursts of races: an operation, then 64 attempts of it at once.
-func (s *soak) racer(ctx context.Context, w int, labs []string) {
-	for n := 0; ctx.Err() == nil; n++ {
-		id := labs[(w+n)%len(labs)]
-		a := send(context.Background(), s.api, "POST", s.url("/api/v1/labs/"+id+"/operations"),
-			[]byte(`{"order_id":"race-`+strconv.Itoa(w)+"-"+strconv.Itoa(n)+`","amount":500}`))
-		if s.verdict("operation", a, http.StatusCreated) != right {
-			continue
-		}
-		op := a.header.Get("Location")
-		s.keep(id, op)
-		s.judge("race", send(context.Background(), s.api, "POST", s.url(op+"/race"), []byte(`{"parallel":64}`)), http.StatusOK)
-		sleep(ctx, 100*time.Millisecond)
-	}
-}
-
-// streamer keeps a live stream open, on a new lab mostly, for 2–8 s at a
-// time, reading it all the while.
-func (s *soak) streamer(ctx context.Context, kept []string) {
-	for ctx.Err() == nil {
-		id, which := kept[rand.IntN(len(kept))], "kept lab"
-		s.mu.Lock()
-		if n := len(s.recent); n > 0 && rand.IntN(4) > 0 {
-			id, which = s.recent[n-1-rand.IntN(min(n, 100))], "new lab"
-		}
-		s.mu.Unlock()
-		open, stop := context.WithTimeout(ctx, time.Duration(2000+rand.IntN(6000))*time.Millisecond)
-		req, _ := http.NewRequestWithContext(open, "GET", s.url("/labs/"+id+"/events"), nil)
-		start := time.Now()
-		resp, err := s.sse.Do(req)
-		a := answer{err: err}
-		if err == nil {
-			a = answer{status: resp.StatusCode, header: resp.Header}
-			if resp.StatusCode == http.StatusOK {
-				s.mu.Lock()
-				s.opens = append(s.opens, time.Since(start))
-				s.mu.Unlock()
-				_, err = io.Copy(io.Discard, resp.Body)
-			} else {
-				a.body, _ = io.ReadAll(resp.Body)
-			}
-			resp.Body.Close()
-		}
-		switch {
-		case open.Err() != nil: // our own end of the stream, or of the soak
-			if a.status != 0 {
-				s.add(fmt.Sprintf("stream %d", a.status), 1)
-			} else {
-				s.add("stream not answered within our 2-8 s, "+which, 1)
-			}
-		case a.err == nil && err != nil:
-			s.verdict("stream read", answer{err: err})
-		case a.status == http.StatusOK:
-			s.add("stream ended by the server", 1)
-		default:
-			s.verdict("stream", a, http.StatusOK, http.StatusNotFound)
-		}
-		stop()
-	}
-}
-
-func (s *soak) keep(id, path string) {
-	if path == "" {
-		s.problem("201 without Location", id)
-		return
-	}
-	s.mu.Lock()
-	s.kept[id] = append(s.kept[id], path)
-	s.mu.Unlock()
-}
-
-// newestLetGo returns up to n of the labs created last, newest first.
-func (s *soak) newestLetGo(n int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ids []string
-	for i := len(s.recent) - 1; i >= 0 && len(ids) < n; i-- {
-		ids = append(ids, s.recent[i])
-	}
-	return ids
-}
-
-// verifyKept checks every 201 seen in the kept labs: each must be there.
-// It returns how many were found, and of how many.
-func (s *soak) verifyKept() [2]int {
-	s.mu.Lock()
-	var paths []string
-	for _, ps := range s.kept {
-		paths = append(paths, ps...)
-	}
-	s.mu.Unlock()
-	found := s.each(paths, func(p string) bool {
-		a := s.get(p)
-		if a.err != nil || a.status != http.StatusOK {
-			s.problem("201 lost from a kept lab", fmt.Sprintf("GET %s: %d %v %.200s", p, a.status, a.err, a.body))
-			return false
-		}
-		return true
-	})
-	return [2]int{found, len(paths)}
-}
-
-// verifyLetGo checks the 201s of the labs left to idle out: a lab may be
-// gone (404), but a lab still there must hold its payment.
-func (s *soak) verifyLetGo() (gone, present int) {
-	s.mu.Lock()
-	recs := append([][2]string(nil), s.letGo...)
-	s.mu.Unlock()
-	paths := make([]string, len(recs))
-	for i, r := range recs {
-		paths[i] = r[0] + " " + r[1]
-	}
-	present = s.each(paths, func(p string) bool {
-		id, path, _ := strings.Cut(p, " ")
-		a := s.get(path)
-		switch {
-		case a.err == nil && a.status == http.StatusOK:
-			return true
-		case a.err == nil && a.status == http.StatusNotFound:
-			if l := s.get("/api/v1/labs/" + id + "/settings"); l.err == nil && l.status == http.StatusNotFound {
-				return false // idled out, as designed
-			}
-		}
-		s.problem("201 lost from a lab that is still there", fmt.Sprintf("GET %s: %d %v %.200s", path, a.status, a.err, a.body))
-		return false
-	})
-	return len(recs) - present, present
-}
-
-// each runs check on every item from 16 goroutines and counts the trues.
-func (s *soak) each(items []string, check func(string) bool) int {
-	var next, ok atomic.Int64
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(items)); i = next.Add(1) - 1 {
-				if check(items[i]) {
-					ok.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return int(ok.Load())
-}
-
-// heap returns the lab's heap in use (runtime.MemStats.HeapInuse, from
-// /debug/vars), after a GC when gc is set (the heap profile's ?gc=1).
-func (s *soak) heap(gc bool) uint64 {
-	c := s.cur.Load()
-	if gc {
-		for range 2 {
-			send(context.Background(), s.api, "GET", c.Debug+"/debug/pprof/heap?gc=1", nil)
-			time.Sleep(500 * time.Millisecond)
-		}
-	}
-	a := send(context.Background(), s.api, "GET", c.Debug+"/debug/vars", nil)
-	var v struct{ Memstats struct{ HeapInuse uint64 } }
-	if a.err != nil || json.Unmarshal(a.body, &v) != nil {
-		return 0
-	}
-	return v.Memstats.HeapInuse
-}
-
-// goroutines returns the number of the lab's goroutines.
-func (s *soak) goroutines() int {
-	a := send(context.Background(), s.api, "GET", s.cur.Load().Debug+"/debug/pprof/goroutine?debug=1", nil)
-	_, rest, _ := strings.Cut(string(a.body), "total ")
-	n, _ := strconv.Atoi(strings.TrimSpace(firstLine(rest, "")))
-	return n
-}
-
-// summary lists the counts of the soak, sorted by name.
-func (s *soak) summary() string {
-	var names []string
-	for k := range s.counts {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, k := range names {
-		fmt.Fprintf(&b, "\n  %-50s %d", k, s.counts[k])
-	}
-	return b.String()
-}
-
-// sleep waits d or until ctx ends, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
-}
-
-func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// firstLine returns the first line of s that contains sub.
-func firstLine(s, sub string) string {
-	for line := range strings.Lines(s) {
-		if strings.Contains(line, sub) {
-			return strings.TrimRight(line, "\n")
-		}
-	}
-	return ""
+	return time.Since(idleStart)
 }
