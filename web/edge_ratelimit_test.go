@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"idemlab/sim/labs"
 	"idemlab/web"
 )
 
@@ -28,11 +29,13 @@ func wantLimited(t *testing.T, r response, limit string, lo, hi int) {
 // X-Forwarded-For does not make another address; charges are not limited.
 func TestRateLimitsPerAddress(t *testing.T) {
 	t.Parallel()
-	s := startServerWith(t, web.Options{
+	// The lab's clock stands still: the Retry-After each refusal gives is
+	// the same however long a busy machine takes over the comparison.
+	s := startServer(t, withClock(newFakeClock(time.Now())), withLimits(labs.Config{}, web.Options{
 		LabRate:      web.Rate{Every: time.Hour, Burst: 2},
 		CompareRate:  web.Rate{Every: time.Minute, Burst: 1},
 		ScenarioRate: web.Rate{Every: 30 * time.Second, Burst: 2},
-	}).from(t, "127.0.0.1")
+	})).from(t, "127.0.0.1")
 
 	lab := s.newLab("")
 	s.must(http.StatusSeeOther, "POST", "/labs", "", formHeaders()...) // the page's button: the same bucket

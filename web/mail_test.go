@@ -104,13 +104,21 @@ func TestLesson7CrashBeforeAck(t *testing.T) {
 		dedup  string
 		emails int64
 	}{{"none", 2}, {"message-id", 1}, {"natural", 1}} {
+		s := startServer(t, withParts()) // each trial in a lab of its own
 		for trial := range trials {
 			t.Run(fmt.Sprintf("%s/%d", tc.dedup, trial), func(t *testing.T) {
 				t.Parallel()
-				lesson7(t, startServer(t, withParts()), tc.dedup, tc.emails)
+				lesson7(t, s.of(t), tc.dedup, tc.emails)
 			})
 		}
 	}
+}
+
+// of is the server as a subtest uses it: its failures are the subtest's.
+func (s *testServer) of(t *testing.T) *testServer {
+	ts := *s
+	ts.tb = t
+	return &ts
 }
 
 // The same against a real nats-server ($IDEMLAB_TEST_NATS; CI starts one).
@@ -167,10 +175,11 @@ func TestLesson8DuplicatePublish(t *testing.T) {
 		dedup   string
 		emails  int64
 	}{{"no dedup", false, "none", 2}, {"broker dedup", true, "none", 1}, {"consumer dedup", false, "message-id", 1}} {
+		shared := startServer(t, withParts()) // each trial in a lab of its own
 		for trial := range trials {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, trial), func(t *testing.T) {
 				t.Parallel()
-				s := startServer(t, withParts())
+				s := shared.of(t)
 				lab := lesson8(t, s, tc.publish, tc.dedup, tc.emails)
 				if q := s.queue(lab); len(q.Messages) != 1 || q.Messages[0].Published != 2 {
 					t.Errorf("messages %+v: want one, published twice", q)
