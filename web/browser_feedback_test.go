@@ -67,10 +67,12 @@ func TestBrowserRefusalBesideTheButton(t *testing.T) {
 // page's language: it is not silently lost.
 func TestBrowserServerDownAtTheButton(t *testing.T) {
 	t.Parallel()
-	for _, lang := range []struct{ code, says string }{{"en", "did not answer"}, {"ru", "не ответила"}} {
+	for _, lang := range []struct{ code, says, addr string }{{"en", "did not answer", "127.0.0.40:0"}, {"ru", "не ответила", "127.0.0.41:0"}} {
 		t.Run(lang.code, func(t *testing.T) {
 			t.Parallel()
-			l := openLab(t, "")
+			// on a loopback address of its own: the port it lets go must stay
+			// closed, not become another test's server
+			l := openLab(t, "", withAddr(lang.addr))
 			l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":1}`)
 			l.do(chromedp.EmulateViewport(1440, 900))
 			l.navigate(l.url + "?lang=" + lang.code)

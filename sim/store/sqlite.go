@@ -36,7 +36,11 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	keepOpen(w, 1)
 	s := &Store{w: w, r: w, alone: true}
-	if err := migrateSQLite(ctx, w); err != nil {
+	migrate := migrateSQLite
+	if memory {
+		migrate = migrateMemory
+	}
+	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
 	}
