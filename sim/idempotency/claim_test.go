@@ -19,7 +19,7 @@ import (
 func TestClaimLife(t *testing.T) {
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
-		l := b.newLab(t, sim.ProtectNone, nil)
+		l := b.NewLab(t, sim.ProtectNone, nil)
 		ctx := context.Background()
 		const ttl, lock = time.Minute, 5 * time.Second
 		stored := sim.Stored{Status: 201, Body: []byte(`{"id":"lab-1"}`), Location: "/api/v1/labs/x", ContentType: "application/json"}
@@ -41,7 +41,7 @@ func TestClaimLife(t *testing.T) {
 			{fp: "b", want: string(sim.EKeyReused)},
 			{fp: "a", advance: ttl, want: "claimed"}, // expired
 		} {
-			b.clock.Advance(st.advance)
+			b.Clock.Advance(st.advance)
 			var (
 				got string
 				err error
@@ -50,7 +50,7 @@ func TestClaimLife(t *testing.T) {
 				err, got = claims[st.finish-1].Finish(ctx, stored), "finished"
 			} else {
 				var c *idempotency.Claim
-				c, err = b.h.Records.Claim(ctx, l, "labs", "key-1", st.fp, ttl, lock)
+				c, err = b.H.Records.Claim(ctx, l, "labs", "key-1", st.fp, ttl, lock)
 				switch {
 				case err != nil:
 				case c.Replay != nil:

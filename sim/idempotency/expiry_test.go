@@ -30,34 +30,34 @@ func TestResetGeneration(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ctx := context.Background()
-				l := b.newLab(t, sim.ProtectReplay, nil)
+				l := b.NewLab(t, sim.ProtectReplay, nil)
 				c := sim.Charge{OrderID: "order-42", Amount: 1500, Key: key("k1")}
-				if res, err := b.h.Ledger.Charge(ctx, l, c); told(res, err) != "charged" {
+				if res, err := b.H.Ledger.Charge(ctx, l, c); told(res, err) != "charged" {
 					t.Fatalf("the first charge was told %s", told(res, err))
 				}
 				// A request reads the finished record, in the writer's
 				// transaction; it keeps it in the cache only later.
 				s := l.Settings()
-				late := b.h.Records.New(l, idempotency.ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second, l.Clock())
-				err := b.h.Store.Write(ctx, func(tx *store.Tx) error {
+				late := b.H.Records.New(l, idempotency.ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second, l.Clock())
+				err := b.H.Store.Write(ctx, func(tx *store.Tx) error {
 					return late.Take(tx, c.Fingerprint(), time.Duration(s.LockTimeoutMS)*time.Millisecond)
 				})
 				if err != nil || late.Replay == nil {
 					t.Fatalf("the late request: %v, replay %v; want the stored answer", err, late.Replay)
 				}
 				if tc.reset {
-					if err := b.h.Labs.Reset(ctx, l); err != nil {
+					if err := b.H.Labs.Reset(ctx, l); err != nil {
 						t.Fatalf("reset: %v", err)
 					}
 				}
 				if tc.late {
 					late.Remember()
 				}
-				res, err := b.h.Ledger.Charge(ctx, l, c)
+				res, err := b.H.Ledger.Charge(ctx, l, c)
 				if got := told(res, err); got != tc.told {
 					t.Errorf("the charge after it was told %s, want %s", got, tc.told)
 				}
-				if got := b.payments(t, l); got != tc.payments {
+				if got := b.Payments(t, l); got != tc.payments {
 					t.Errorf("%d payments, want %d", got, tc.payments)
 				}
 			})
@@ -94,7 +94,7 @@ func TestClockMovesExpiry(t *testing.T) {
 			name := string(tc.p) + map[bool]string{true: "/crashed", false: ""}[tc.crash] + "/" + time.Duration(tc.advance*int64(time.Second)).String()
 			t.Run(name, func(t *testing.T) {
 				ctx := context.Background()
-				l := b.newLab(t, tc.p, func(s *sim.Settings) {
+				l := b.NewLab(t, tc.p, func(s *sim.Settings) {
 					s.KeyTTLS = 60
 					if tc.crash {
 						s.ServerFault = sim.FaultCrashAfterGuard
@@ -102,23 +102,23 @@ func TestClockMovesExpiry(t *testing.T) {
 				})
 				c := sim.Charge{OrderID: "order-42", Amount: 1500, Key: key("k1")}
 				want := map[bool]string{true: "crashed", false: "charged"}[tc.crash]
-				if res, err := b.h.Ledger.Charge(ctx, l, c); told(res, err) != want {
+				if res, err := b.H.Ledger.Charge(ctx, l, c); told(res, err) != want {
 					t.Fatalf("the first charge was told %s, want %s", told(res, err), want)
 				}
 				none := sim.FaultNone
-				if _, err := b.h.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{ServerFault: &none}); err != nil {
+				if _, err := b.H.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{ServerFault: &none}); err != nil {
 					t.Fatal(err)
 				}
 				if tc.advance > 0 {
-					now, err := b.h.Keys.Advance(ctx, l, tc.advance)
+					now, err := b.H.Keys.Advance(ctx, l, tc.advance)
 					if err != nil {
 						t.Fatalf("advance: %v", err)
 					}
-					if want := b.h.Clock.Now().Add(time.Duration(tc.advance) * time.Second); !now.Equal(want) {
+					if want := b.H.Clock.Now().Add(time.Duration(tc.advance) * time.Second); !now.Equal(want) {
 						t.Errorf("the lab's clock reads %v, want %v", now, want)
 					}
 				}
-				res, err := b.h.Ledger.Charge(ctx, l, c)
+				res, err := b.H.Ledger.Charge(ctx, l, c)
 				if got := told(res, err); got != tc.told {
 					t.Errorf("the retry was told %s, want %s", got, tc.told)
 				}
@@ -130,13 +130,13 @@ func TestClockMovesExpiry(t *testing.T) {
 // The lab's clock moves only forward, by at most a year at a time.
 func TestAdvanceRange(t *testing.T) {
 	b := openHouse(t, ":memory:")
-	l := b.newLab(t, sim.ProtectReplay, nil)
+	l := b.NewLab(t, sim.ProtectReplay, nil)
 	for _, s := range []int64{-1, 0, sim.MaxClockAdvance + 1} {
-		if _, err := b.h.Keys.Advance(context.Background(), l, s); sim.ErrorCode(err) != sim.EInvalid {
+		if _, err := b.H.Keys.Advance(context.Background(), l, s); sim.ErrorCode(err) != sim.EInvalid {
 			t.Errorf("advance %d s: %v, want %s", s, err, sim.EInvalid)
 		}
 	}
-	if got := b.h.Keys.Now(l); !got.Equal(b.h.Clock.Now()) {
-		t.Errorf("the lab's clock moved to %v; want it where it was, %v", got, b.h.Clock.Now())
+	if got := b.H.Keys.Now(l); !got.Equal(b.H.Clock.Now()) {
+		t.Errorf("the lab's clock moved to %v; want it where it was, %v", got, b.H.Clock.Now())
 	}
 }

@@ -1,87 +1,22 @@
 package idempotency_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"idemlab/sim"
-	"idemlab/sim/clock"
-	"idemlab/sim/house"
-	"idemlab/sim/labs"
+	"idemlab/sim/housetest"
 	"idemlab/sim/ledger"
-	"idemlab/sim/pgtest"
-	"idemlab/sim/store"
 )
 
-// start is where every fake clock of these tests starts: a whole second,
-// so that times kept in milliseconds compare exactly.
-var start = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+// eachStore runs f on SQLite, and on PostgreSQL where there is one.
+var eachStore = housetest.EachStore
 
-// eachStore runs f on SQLite, and again on a database of its own in the
-// PostgreSQL of $IDEMLAB_TEST_POSTGRES (skipped without it): the
-// protections are the database's constraints, so each runs on both.
-func eachStore(t *testing.T, f func(t *testing.T, dsn func(testing.TB) string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, func(testing.TB) string { return ":memory:" }) })
-	t.Run("postgres", func(t *testing.T) {
-		pgtest.Server(t)
-		f(t, pgtest.Database)
-	})
-}
+// lab is the house on a fake clock, with this package's helpers.
+type lab struct{ housetest.House }
 
-// lab is the house on a fake clock.
-type lab struct {
-	h     *house.House
-	clock *clock.Fake
-}
-
-// openHouse opens the whole lab, with the embedded key-value store of
-// set-nx, on the database dsn names and a fake clock; everything closes
-// when the test ends.
-func openHouse(t *testing.T, dsn string) lab {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	fake := clock.NewFake(start)
-	h, err := house.Open(ctx, house.Config{Store: db, Clock: fake, KV: true})
-	if err != nil {
-		t.Fatalf("open the house: %v", err)
-	}
-	t.Cleanup(h.Close)
-	return lab{h: h, clock: fake}
-}
-
-// newLab makes a private lab under protection p with no waits of its own
-// (no work, no gap), so that a charge never waits on the fake clock; set
-// changes the rest.
-func (b lab) newLab(t *testing.T, p sim.Protection, set func(*sim.Settings)) *labs.Lab {
-	t.Helper()
-	s := sim.DefaultSettings()
-	s.Protection, s.CheckGapMS, s.ServerDelayMS, s.LockTimeoutMS = p, 0, 0, 5000
-	if set != nil {
-		set(&s)
-	}
-	l, err := b.h.Labs.Create(context.Background(), labs.KindPrivate, s)
-	if err != nil {
-		t.Fatalf("create a lab: %v", err)
-	}
-	return l
-}
-
-// payments is how many payments the lab's ledger holds, read from its rows.
-func (b lab) payments(t *testing.T, l *labs.Lab) int {
-	t.Helper()
-	ps, err := b.h.Ledger.Payments(context.Background(), l, 1000, 0)
-	if err != nil {
-		t.Fatalf("payments: %v", err)
-	}
-	return len(ps)
-}
+// openHouse opens the whole lab on the database dsn names and a fake clock.
+func openHouse(t *testing.T, dsn string) lab { return lab{housetest.Open(t, dsn)} }
 
 // told is what a charge's result told the client, in one word: its
 // outcome, or the code of its error.

@@ -4,27 +4,19 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
 	"idemlab/sim/events"
+	"idemlab/sim/housetest"
 	"idemlab/sim/labs"
-	"idemlab/sim/pgtest"
 	"idemlab/sim/store"
 )
 
-var start = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+var start = housetest.Start
 
-// eachStore runs f on SQLite, and again on a database of its own in the
-// PostgreSQL of $IDEMLAB_TEST_POSTGRES (skipped without it).
-func eachStore(t *testing.T, f func(t *testing.T, dsn func(testing.TB) string)) {
-	t.Run("sqlite", func(t *testing.T) { f(t, func(testing.TB) string { return ":memory:" }) })
-	t.Run("postgres", func(t *testing.T) {
-		pgtest.Server(t)
-		f(t, pgtest.Database)
-	})
-}
+// eachStore runs f on SQLite, and on PostgreSQL where there is one.
+var eachStore = housetest.EachStore
 
 // world is a registry of labs on a real database and a fake clock, with
 // one room that writes down when it is told to let a lab go.

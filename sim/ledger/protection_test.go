@@ -135,7 +135,7 @@ func TestProtectionRules(t *testing.T) {
 					if !ok {
 						t.Fatalf("the table says nothing of %s", p)
 					}
-					got := b.play(t, b.newLab(t, p, nil), tc.steps)
+					got := b.play(t, b.NewLab(t, p, nil), tc.steps)
 					if diff := cmp.Diff(w, got, cmp.AllowUnexported(outcome{})); diff != "" {
 						t.Errorf("told and payments (-want +got):\n%s", diff)
 					}
@@ -156,9 +156,9 @@ func (b lab) play(t *testing.T, l *labs.Lab, steps []step) outcome {
 		first *sim.Stored
 	)
 	for i, st := range steps {
-		b.clock.Advance(st.advance)
+		b.Clock.Advance(st.advance)
 		if st.fault != "" {
-			if _, err := b.h.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{ServerFault: &st.fault}); err != nil {
+			if _, err := b.H.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{ServerFault: &st.fault}); err != nil {
 				t.Fatalf("step %d: set server_fault: %v", i+1, err)
 			}
 		}
@@ -169,14 +169,14 @@ func (b lab) play(t *testing.T, l *labs.Lab, steps []step) outcome {
 		if st.broken {
 			b.breakPayments(t)
 		}
-		res, err := b.h.Ledger.Charge(ctx, l, c)
+		res, err := b.H.Ledger.Charge(ctx, l, c)
 		if st.broken {
 			b.mendPayments(t)
 		}
 		got.told = append(got.told, told(res, err))
 		b.check(t, i+1, l, res, err, &first)
 	}
-	got.payments = b.payments(t, l)
+	got.payments = b.Payments(t, l)
 	return got
 }
 

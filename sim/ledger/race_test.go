@@ -34,12 +34,12 @@ func TestDuplicateStorm(t *testing.T) {
 			{sim.ProtectSetNX, map[string]int{charged: 1, duplicate: storm - 1}, 1},
 		} {
 			t.Run(string(tc.p), func(t *testing.T) {
-				l := b.newLab(t, tc.p, nil)
+				l := b.NewLab(t, tc.p, nil)
 				got := b.race(l, storm, sim.Charge{OrderID: "order-42", Amount: 1500, Key: key("storm")})
 				if diff := cmp.Diff(tc.told, count(got)); diff != "" {
 					t.Errorf("told (-want +got):\n%s", diff)
 				}
-				if got := b.payments(t, l); got != tc.payments {
+				if got := b.Payments(t, l); got != tc.payments {
 					t.Errorf("%d payments, want %d", got, tc.payments)
 				}
 			})
@@ -66,21 +66,21 @@ func TestCheckThenInsertRace(t *testing.T) {
 			{sim.IsolationSerializable, true, map[string]int{charged: 1, string(sim.EConflict): 1}, 1, duplicate},
 		} {
 			t.Run(string(tc.isolation), func(t *testing.T) {
-				if tc.postgres && !b.h.Store.Postgres() {
+				if tc.postgres && !b.H.Store.Postgres() {
 					t.Skip("isolation levels are PostgreSQL's")
 				}
 				const gap = 100 * time.Millisecond
-				l := b.newLab(t, sim.ProtectCheckThenInsert, func(s *sim.Settings) {
+				l := b.NewLab(t, sim.ProtectCheckThenInsert, func(s *sim.Settings) {
 					s.CheckGapMS, s.Isolation = int(gap/time.Millisecond), tc.isolation
 				})
 				c := sim.Charge{OrderID: "order-42", Amount: 1500, Key: key("race")}
-				timers := b.clock.Timers()
+				timers := b.Clock.Timers()
 				var got []result
 				done := make(chan struct{})
 				go func() { got = b.race(l, 2, c); close(done) }()
-				t.Cleanup(func() { b.clock.Advance(gap); <-done }) // a racer never outlives the test
-				waitFor(t, "both racers in the gap", func() bool { return b.clock.Timers() == timers+2 })
-				b.clock.Advance(gap)
+				t.Cleanup(func() { b.Clock.Advance(gap); <-done }) // a racer never outlives the test
+				waitFor(t, "both racers in the gap", func() bool { return b.Clock.Timers() == timers+2 })
+				b.Clock.Advance(gap)
 				<-done
 				if diff := cmp.Diff(tc.told, count(got)); diff != "" {
 					t.Errorf("told (-want +got):\n%s", diff)
@@ -91,10 +91,10 @@ func TestCheckThenInsertRace(t *testing.T) {
 						t.Errorf("a conflict without Retry-After: %v", e)
 					}
 				}
-				if got := b.payments(t, l); got != tc.payments {
+				if got := b.Payments(t, l); got != tc.payments {
 					t.Errorf("%d payments, want %d", got, tc.payments)
 				}
-				res, err := b.h.Ledger.Charge(context.Background(), l, c)
+				res, err := b.H.Ledger.Charge(context.Background(), l, c)
 				if got := told(res, err); got != tc.retry {
 					t.Errorf("the retry was told %s, want %s", got, tc.retry)
 				}
@@ -118,7 +118,7 @@ func (b lab) race(l *labs.Lab, n int, c sim.Charge) []result {
 	for i := range out {
 		wg.Go(func() {
 			<-start
-			res, err := b.h.Ledger.Charge(context.Background(), l, c)
+			res, err := b.H.Ledger.Charge(context.Background(), l, c)
 			out[i] = result{told(res, err), err}
 		})
 	}
