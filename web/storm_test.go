@@ -108,7 +108,7 @@ func TestCheckThenInsertRace(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	for trial := range 5 {
-		lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":100}`)
+		lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":500}`)
 		statuses := storm(t, s, lab, 2, fmt.Sprintf("race-%d", trial))
 		if l := s.ledger(lab); l.Count != 2 || statuses[http.StatusCreated] != 2 {
 			t.Errorf("trial %d: %d charges (statuses %v), want 2", trial, l.Count, statuses)
