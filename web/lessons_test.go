@@ -81,7 +81,7 @@ func TestLesson3Race(t *testing.T) {
 	} {
 		t.Run(tc.protection, func(t *testing.T) {
 			for trial := range 3 { // the race is reliable, not lucky
-				lab := s.newLab(fmt.Sprintf(`{"protection":%q,"key_strategy":"uuid","check_gap_ms":500}`, tc.protection))
+				lab := s.newLab(fmt.Sprintf(`{"protection":%q,"key_strategy":"uuid","check_gap_ms":500,"client_timeout_ms":10000}`, tc.protection))
 				op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"request-lost"}`)
 				r := s.must(http.StatusOK, "POST", lab+"/operations/"+op.ID+"/race", `{"parallel":2}`)
 				op = decode[sim.Operation](t, r.Body)
@@ -197,7 +197,7 @@ func TestLesson13Isolation(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withPostgres(t))
 	for trial := range 10 {
-		lab := s.newLab(`{"protection":"check-then-insert","key_strategy":"uuid","check_gap_ms":500,"isolation":"read-committed"}`)
+		lab := s.newLab(`{"protection":"check-then-insert","key_strategy":"uuid","check_gap_ms":500,"client_timeout_ms":10000,"isolation":"read-committed"}`)
 		op := s.operation(lab, `{"order_id":"order-42","amount":1500,"fate":"request-lost"}`)
 		op = decode[sim.Operation](t, s.must(http.StatusOK, "POST", lab+"/operations/"+op.ID+"/race", `{"parallel":2}`).Body)
 		if l := s.ledger(lab); l.Count != 2 {
@@ -228,7 +228,7 @@ func TestLesson13Isolation(t *testing.T) {
 		}
 	}
 	// The 409 itself, straight: the problem type, and when to come back.
-	lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":500,"isolation":"serializable"}`)
+	lab := s.newLab(`{"protection":"check-then-insert","check_gap_ms":500,"client_timeout_ms":10000,"isolation":"serializable"}`)
 	statuses := storm(t, s, lab, 2, "direct-race")
 	if statuses[http.StatusCreated] != 1 || statuses[http.StatusConflict] != 1 {
 		t.Errorf("two direct racers: statuses %v, want one 201 and one 409", statuses)
