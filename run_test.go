@@ -131,17 +131,24 @@ func TestRestartKeepsLedgerAndReplays(t *testing.T) {
 // the signal still commits and answers.
 func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	base, stop := startLab(t, "-db", ":memory:")
-	call(t, "PATCH", base+"/api/v1/labs/demo/settings", `{"server_delay_ms":500}`)
+	// (under replay, so that the charge's claim shows it is at the server)
+	call(t, "PATCH", base+"/api/v1/labs/demo/settings", `{"server_delay_ms":500,"protection":"replay"}`)
 	type result struct {
 		code int
 		body string
 	}
 	res := make(chan result, 1)
 	go func() {
-		code, _, body := call(t, "POST", base+"/api/v1/labs/demo/charges", `{"order_id":"order-1","amount":100}`)
+		code, _, body := call(t, "POST", base+"/api/v1/labs/demo/charges", `{"order_id":"order-1","amount":100}`, "Idempotency-Key", "k-shutdown")
 		res <- result{code, body}
 	}()
-	time.Sleep(150 * time.Millisecond) // the charge is at the server, working
+	// the charge is at the server, working
+	if !waitUntil(5*time.Second, func() bool {
+		_, _, keys := call(t, "GET", base+"/api/v1/labs/demo/keys", "")
+		return strings.Contains(keys, `"state":"in-flight"`)
+	}) {
+		t.Fatal("the charge never reached the server")
+	}
 	if err := stop(); err != nil {
 		t.Errorf("run: %v", err)
 	}

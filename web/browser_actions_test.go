@@ -30,22 +30,17 @@ func (l *labTab) settings() map[string]any {
 // waitSettings waits until the lab's settings (over HTTP) have the values.
 func (l *labTab) waitSettings(want map[string]string) {
 	l.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := l.settings()
-		ok := true
+	var got map[string]any
+	if !poll(10*time.Second, func() bool {
+		got = l.settings()
 		for k, v := range want {
 			if fmt.Sprint(got[k]) != v {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("lab settings: got %v, want %v\n%s", got, want, l.state())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return true
+	}) {
+		l.t.Fatalf("lab settings: got %v, want %v\n%s", got, want, l.state())
 	}
 }
 

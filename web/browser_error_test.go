@@ -76,15 +76,12 @@ func TestBrowserErrorPages(t *testing.T) {
 // left fails, and is tried again.
 func (l *labTab) waitAfterNavigation(expr, what string) {
 	l.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	if !poll(10*time.Second, func() bool {
 		ok, err := chromedp.Run(l.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+expr+`)`))
-		if err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && ok
+	}) {
+		l.t.Fatalf("timed out waiting for %s\n%s", what, l.state())
 	}
-	l.t.Fatalf("timed out waiting for %s\n%s", what, l.state())
 }
 
 // longCode is a scenario code far longer than a page should repeat.

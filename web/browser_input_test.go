@@ -112,12 +112,10 @@ func TestBrowserKeyboardSettings(t *testing.T) {
 	// Every change a key made must reach the lab, the last one included, and
 	// the page must go on showing what the lab has.
 	var got map[string]any
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	poll(5*time.Second, func() bool {
 		got = l.settings()
-		if got["protection"] == "replay" && got["key_strategy"] == "uuid" || time.Now().After(deadline) {
-			break
-		}
-	}
+		return got["protection"] == "replay" && got["key_strategy"] == "uuid"
+	})
 	shown := eval[string](l, jsTid("protection")+".value + \" / \" + "+jsTid("key-strategy")+".value")
 	if got["protection"] != "replay" || got["key_strategy"] != "uuid" {
 		t.Errorf("after the keys, the lab has protection %v, key_strategy %v (the page shows %s); want replay / uuid: "+

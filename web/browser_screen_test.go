@@ -191,15 +191,10 @@ func TestBrowserDockSwitchesInPlace(t *testing.T) {
 	// The Settings panel's fields belong to the settings form.
 	l.do(chromedp.Click(tid("tab-settings")), chromedp.SetValue(chromedp.CSS(`#max-attempts`), "7"))
 	l.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("max-attempts").dispatchEvent(new Event("change", {bubbles: true}))`))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !poll(10*time.Second, func() bool {
 		retry, _ := l.settings()["retry"].(map[string]any)
-		if fmt.Sprint(retry["max_attempts"]) == "7" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("max attempts set in the Settings panel did not reach the lab: %v", l.settings())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Sprint(retry["max_attempts"]) == "7"
+	}) {
+		t.Fatalf("max attempts set in the Settings panel did not reach the lab: %v", l.settings())
 	}
 }

@@ -84,9 +84,10 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 			}
 			doc := p.get()
 			// What goes through the broker ends a moment after the last step.
-			for deadline := time.Now().Add(30 * time.Second); readLesson(t, doc).state != "met" && time.Now().Before(deadline); doc = p.get() {
-				time.Sleep(50 * time.Millisecond)
-			}
+			poll(30*time.Second, func() bool {
+				doc = p.get()
+				return readLesson(t, doc).state == "met"
+			})
 			if got := readLesson(t, doc); got.next != len(ls.Steps) || got.state != "met" {
 				t.Errorf("after the last step: %+v; want met\noutcome: %s", got, text(doc, "lesson-outcome"))
 			}

@@ -223,10 +223,7 @@ func TestNotifyDirect(t *testing.T) {
 	lab := s.newLab(`{"notify":"direct","language":"en","network":"response-lost"}`)
 	op := s.operation(lab, `{"order_id":"order-42","amount":1500}`)
 	s.retry(lab, op.ID, `{"fate":"ok"}`)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.mailbox(lab).Count < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll(10*time.Second, func() bool { return s.mailbox(lab).Count >= 2 })
 	mb := s.mailbox(lab)
 	if mb.Count != 2 || len(mb.Doubled) != 1 || mb.Doubled[0].OrderID != "order-42" {
 		t.Errorf("mailbox %+v: want 2 emails, order-42 named as doubled (two charges, two emails)", mb)

@@ -47,10 +47,8 @@ func TestScenarioRebuildWholeOrNothing(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("the slow rebuild answered %d before the opener hung up", resp.StatusCode)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for count() != n0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // the action under way ends, then the lab goes
-	}
+	// the action under way ends, then the lab goes
+	poll(5*time.Second, func() bool { return count() == n0 })
 	if got := count(); got != n0 {
 		t.Errorf("labs %d → %d after the opener hung up", n0, got)
 	}

@@ -107,17 +107,14 @@ func TestMaxStreams(t *testing.T) {
 		t.Errorf("a third stream: %d (Retry-After %q), want 503 with Retry-After", c.StatusCode, c.Header.Get("Retry-After"))
 	}
 	a.Body.Close()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
+	status := 0
+	if !poll(3*time.Second, func() bool {
 		d := open()
 		d.Body.Close()
-		if d.StatusCode == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a closed stream did not make room: %d", d.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
+		status = d.StatusCode
+		return status == http.StatusOK
+	}) {
+		t.Fatalf("a closed stream did not make room: %d", status)
 	}
 }
 

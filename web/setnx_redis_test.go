@@ -65,15 +65,14 @@ func TestSetNXRedisDownAndBack(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for range 100 {
-			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+		waitFor(t, 2*time.Second, "redis-server to listen", func() bool {
+			c, err := net.Dial("tcp", "127.0.0.1:"+port)
+			if err == nil {
 				c.Close()
-				return cmd
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatal("redis-server did not start")
-		return nil
+			return err == nil
+		})
+		return cmd
 	}
 	redis := start()
 	t.Cleanup(func() { redis.Process.Kill(); redis.Wait() })
@@ -105,12 +104,10 @@ func TestSetNXRedisDownAndBack(t *testing.T) {
 	}
 	redis = start() // an empty store: the keys it held are gone with it
 	var r response
-	for range 50 {
-		if r = charge(lab, "k-3"); r.Status == http.StatusCreated {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll(5*time.Second, func() bool {
+		r = charge(lab, "k-3")
+		return r.Status == http.StatusCreated
+	})
 	if r.Status != http.StatusCreated {
 		t.Errorf("after Redis is back: %d %s; want 201", r.Status, r.Body)
 	}

@@ -162,7 +162,8 @@ func TestCrashedClaimBecomesClaimable(t *testing.T) {
 // the key over, and rolls back: still exactly one charge.
 func TestSlowRequestPastItsLockDoesNotChargeTwice(t *testing.T) {
 	t.Parallel()
-	s := startServer(t)
+	clock := newFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withClock(clock))
 	prefix := s.newLab(`{"protection":"replay","lock_timeout_ms":100,"server_delay_ms":1500}`)
 	body := `{"order_id":"order-42","amount":1500}`
 	var wg sync.WaitGroup
@@ -173,7 +174,7 @@ func TestSlowRequestPastItsLockDoesNotChargeTwice(t *testing.T) {
 	waitFor(t, 5*time.Second, "the first to claim the key", func() bool {
 		return slices.ContainsFunc(s.keysOf(prefix), func(k apiKey) bool { return k.Key == "slow-key" && k.State == "in-flight" })
 	})
-	time.Sleep(200 * time.Millisecond) // twice the lock's 100 ms
+	clock.Advance(200 * time.Millisecond) // twice the lock's 100 ms
 	codes[1] = s.do("POST", prefix+"/charges", body, "Idempotency-Key", "slow-key").Status
 	wg.Wait()
 	if l := s.ledger(prefix); l.Count != 1 {
