@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"idemlab/sim/lesson"
 	"net/http"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 func TestBrowserLessonsPlay(t *testing.T) {
 	t.Parallel()
 	dir := screenshotDir(t)
-	all := startServer(t).lessons()
+	all := lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres") // as startServer's store
 	const perLab = 4
 	for _, lang := range []string{"ru", "en"} {
 		for from := 0; from < len(all); from += perLab {

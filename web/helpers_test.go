@@ -215,10 +215,13 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // lessons are the lessons the server can set up: those that need
 // PostgreSQL only when it runs on it.
-func (s *testServer) lessons() []lesson.Lesson {
+func (s *testServer) lessons() []lesson.Lesson { return lessonsOn(s.Store.Postgres()) }
+
+// lessonsOn are the lessons a server on PostgreSQL (or not) can set up.
+func lessonsOn(postgres bool) []lesson.Lesson {
 	var out []lesson.Lesson
 	for _, ls := range lesson.All() {
-		if !ls.Postgres || s.Store.Postgres() {
+		if !ls.Postgres || postgres {
 			out = append(out, ls)
 		}
 	}

@@ -36,19 +36,24 @@ type House struct {
 	Clock *clock.Fake
 }
 
+// Store opens the database dsn names, closed when the test ends.
+func Store(t *testing.T, dsn string) *store.Store {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // Open opens the whole lab, with the embedded key-value store of set-nx,
 // on the database dsn names and a fake clock; everything closes when the
 // test ends.
 func Open(t *testing.T, dsn string) House {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	fake := clock.NewFake(Start)
-	h, err := house.Open(ctx, house.Config{Store: db, Clock: fake, KV: true})
+	db, fake := Store(t, dsn), clock.NewFake(Start)
+	h, err := house.Open(context.Background(), house.Config{Store: db, Clock: fake, KV: true})
 	if err != nil {
 		t.Fatalf("open the house: %v", err)
 	}

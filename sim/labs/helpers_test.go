@@ -30,12 +30,7 @@ type world struct {
 func open(t *testing.T, dsn string, cfg labs.Config) world {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	fake := clock.NewFake(start)
+	db, fake := housetest.Store(t, dsn), clock.NewFake(start)
 	cfg.Store, cfg.Clock, cfg.Bus = db, db.Clock(fake), events.New(fake.Now)
 	r, err := labs.New(ctx, cfg)
 	if err != nil {
