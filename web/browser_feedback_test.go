@@ -77,6 +77,7 @@ func TestBrowserServerDownAtTheButton(t *testing.T) {
 			l.do(chromedp.EmulateViewport(1440, 900))
 			l.navigate(l.url + "?lang=" + lang.code)
 			l.s.Stop()
+			l.waitJS(`document.getElementById("live-status").dataset.state !== "live"`, "the page to see the stream gone")
 			l.do(chromedp.Click(tid("fire-charge")))
 			// (a busy machine's browser may take its time to give up on the
 			// closed port)
