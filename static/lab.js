@@ -45,32 +45,6 @@
     var t = e.target, form = t.form;
     if (form && form.id === "settings-form" && !form.contains(t)) form.dispatchEvent(new Event("change", { bubbles: true }));
   });
-  // The live stream's state, said in words (not by colour alone).
-  // The words come from the element, in the page's language.
-  function live(state, key) {
-    var el = document.getElementById("live-status");
-    if (!el || el.dataset.state === state) return;
-    el.dataset.state = state;
-    el.textContent = el.dataset[key] || state;
-    el.hidden = false;
-  }
-  // A click the server never got (it is down, the network is cut) is said
-  // at the control that was used, in the page's language, not lost.
-  document.addEventListener("htmx:error", function (e) {
-    var form = e.target && e.target.closest ? e.target.closest("form") : null;
-    var status = document.getElementById("live-status");
-    var el = document.getElementById((form && form.dataset.notice) || "notice");
-    if (!el || !status) return;
-    var p = el.id === "notice" ? document.createElement("p") : el;
-    p.textContent = status.dataset.offline || "";
-    p.dataset.state = "offline";
-    if (p !== el) { el.replaceChildren(p); }
-    live("down", "down"); // the stream may not know yet: the click does
-
-  });
-  document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
-  document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
-  document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });
   // Copy buttons (shown only where the script runs): copy the field's text.
   function setupCopy() {
     document.querySelectorAll("button[data-copy]").forEach(function (b) {

@@ -24,6 +24,9 @@ type LabPage struct {
 	Orders     []OrderRow
 	Keys       KeysView
 	Postgres   bool // the lab runs on PostgreSQL: its isolation can be chosen
+	// ReadAt is when the reads of this page began, in µs of the house's
+	// clock: a page never swaps in regions older than those it shows.
+	ReadAt int64
 }
 
 // KeysView is where the lab's idempotency keys live and how long each has

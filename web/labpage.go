@@ -21,7 +21,8 @@ const pageRows = 100
 // lab's history.
 func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.LabPage, error) {
 	s := l.Settings()
-	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: h.Store.Postgres()}
+	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: h.Store.Postgres(),
+		ReadAt: h.Clock.Now().UnixMicro()}
 	for _, c := range sim.Checklist(s) {
 		p.Checks = append(p.Checks, views.Check{Question: c.Question, Yes: c.Yes, Why: c.Why})
 	}

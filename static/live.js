@@ -1,0 +1,47 @@
+// Idempotency Lab: the page's live stream. It says the stream's state in
+// words, says a click the server never got beside the control used, and
+// keeps the newest regions the page has seen, whichever way they came.
+(function () {
+  "use strict";
+  // The live stream's state, said in words (not by colour alone).
+  // The words come from the element, in the page's language.
+  function live(state, key) {
+    var el = document.getElementById("live-status");
+    if (!el || el.dataset.state === state) return;
+    el.dataset.state = state;
+    el.textContent = el.dataset[key] || state;
+    el.hidden = false;
+  }
+  // A click the server never got (it is down, the network is cut) is said
+  // at the control that was used, in the page's language, not lost.
+  document.addEventListener("htmx:error", function (e) {
+    var form = e.target && e.target.closest ? e.target.closest("form") : null;
+    var status = document.getElementById("live-status");
+    var el = document.getElementById((form && form.dataset.notice) || "notice");
+    if (!el || !status) return;
+    var p = el.id === "notice" ? document.createElement("p") : el;
+    p.textContent = status.dataset.offline || "";
+    p.dataset.state = "offline";
+    if (p !== el) { el.replaceChildren(p); }
+    live("down", "down"); // the stream may not know yet: the click does
+
+  });
+  // The lab's regions come from two ways, the stream and a form's own
+  // answer, and the later to arrive may have been read first: regions read
+  // before the ones the page shows are not swapped in (what the answer says
+  // of the form itself, its notices, still is).
+  document.addEventListener("htmx:before:swap", function (e) {
+    var tasks = e.detail && e.detail.tasks, shown = document.getElementById("lab-read");
+    if (!tasks || !shown) return;
+    var mark = tasks.find(function (t) { return t.type === "partial" && t.target === shown; });
+    var read = mark && mark.fragment.firstElementChild;
+    if (!read || +read.dataset.read >= +shown.dataset.read) return;
+    for (var i = tasks.length - 1; i >= 0; i--) {
+      var t = tasks[i];
+      if (t.type === "partial" && !(t.target && /(^|-)notice$/.test(t.target.id))) tasks.splice(i, 1);
+    }
+  });
+  document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
+  document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
+  document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });
+})();
