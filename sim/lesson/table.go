@@ -196,16 +196,19 @@ var table = []Lesson{{
 	// the key and dies before the payment commits. The key stays, so the
 	// retry is told "duplicate" and nobody paid. Under replay the guard
 	// and the payment share the database: the claim waits out its lock
-	// (the clock moves past it), and the retry charges once.
+	// (the clock moves past it), and the retry charges once. The lock
+	// holds two minutes, longer than a teacher talks between two steps:
+	// the retry before the clock moves must still find it held.
 	N: 12,
 	Settings: lessonSettings(func(s *sim.Settings) {
 		s.Protection, s.KeyStrategy, s.ServerFault = sim.ProtectSetNX, sim.KeyUUID, sim.FaultCrashAfterGuard
+		s.LockTimeoutMS = 120_000
 	}),
 	Steps: []sim.Action{
 		charge("order-42", sim.FateOK), switchTo(sim.SettingsPatch{ServerFault: ptr(sim.FaultNone)}), retry(sim.FateOK),
 		switchTo(sim.SettingsPatch{Protection: ptr(sim.ProtectReplay), ServerFault: ptr(sim.FaultCrashAfterGuard)}),
 		charge("order-43", sim.FateOK), switchTo(sim.SettingsPatch{ServerFault: ptr(sim.FaultNone)}), retry(sim.FateOK),
-		{Kind: "clock", N: 11}, retry(sim.FateOK),
+		{Kind: "clock", N: 121}, retry(sim.FateOK),
 	},
 	Expect: Expect{Charges: 1, Total: 1500,
 		Orders:  []OrderCharges{{"order-42", 0}, {"order-43", 1}},
