@@ -234,6 +234,7 @@
   }
   document.addEventListener("htmx:after:swap", showStep);
   document.addEventListener("htmx:sse:after:message", showStep);
+  window.addEventListener("resize", showStep); // a window moved to the projector
   function showPlayer() {
     var p = player("player");
     if (p) p.hidden = false;

@@ -84,7 +84,9 @@ func jsList(ss []string) string {
 // At a projector's sizes, in both languages, with lesson 1 or 3 open, every
 // step of the lesson keeps its story on one screen without scrolling: the
 // current step, the controls, the network fate, the totals and the alert,
-// and the diagram. Each state is a screenshot.
+// and the diagram. The lesson is played once per language and each state is
+// looked at in every size (the layout is the style sheet's, so a resized
+// window lays out as one opened at that size); each is a screenshot.
 func TestBrowserOneScreen(t *testing.T) {
 	t.Parallel()
 	dir := screenshotDir(t)
@@ -96,36 +98,41 @@ func TestBrowserOneScreen(t *testing.T) {
 			l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", fmt.Sprintf(`{"lesson":%d}`, lesson))
 			src := axeSource(t)
 			for _, lang := range []string{"en", "ru"} {
-				for _, size := range sizes {
-					w, h := size[0], size[1]
-					at := fmt.Sprintf("lesson %d, %s, %d×%d", lesson, lang, w, h)
-					l.do(chromedp.EmulateViewport(w, h))
-					l.navigate(l.url + "?lang=" + lang)
-					l.do(chromedp.Click(tid("lesson-setup")))
-					l.waitJS(`document.querySelector("#lesson-state")?.dataset.ready === "yes" && document.querySelector("#lesson-state").dataset.next === "0"`, at+": the lesson set up")
-					steps := eval[int](l, `+document.querySelector("#lesson-state").dataset.steps`)
-					for n := 0; ; n++ {
+				at := fmt.Sprintf("lesson %d, %s", lesson, lang)
+				// each state in every size: off screen is an error, the
+				// named moments are screenshots, axe looks at the end
+				look := func(when, shot string, withAxe bool) {
+					for _, size := range sizes {
+						w, h := size[0], size[1]
+						l.do(chromedp.EmulateViewport(w, h))
+						// the resize is handled in the frame after: wait for two
+						eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
 						for _, miss := range l.offScreen() {
-							t.Errorf("%s, before step %d: %s", at, n+1, miss)
+							t.Errorf("%s, %d×%d, %s: %s", at, w, h, when, miss)
 						}
-						if n == steps {
-							break
+						if shot != "" {
+							l.shoot(dir, fmt.Sprintf("one-screen-lesson-%d-%s-%dx%d-%s.png", lesson, lang, w, h, shot))
 						}
-						l.do(chromedp.Click(tid("lesson-step")))
-						l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state").dataset.next === "%d" && !document.querySelector("form.htmx-request")`, n+1), fmt.Sprintf("%s: step %d", at, n+1))
-						if n == 0 {
-							l.shoot(dir, fmt.Sprintf("one-screen-lesson-%d-%s-%dx%d-step-1.png", lesson, lang, w, h))
+						if withAxe && w == 1440 {
+							l.axe(src, fmt.Sprintf("%s, %d×%d", at, w, h))
 						}
-					}
-					l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, at+": the article's outcome")
-					for _, miss := range l.offScreen() {
-						t.Errorf("%s, at the end: %s", at, miss)
-					}
-					l.shoot(dir, fmt.Sprintf("one-screen-lesson-%d-%s-%dx%d-end.png", lesson, lang, w, h))
-					if w == 1440 {
-						l.axe(src, at)
 					}
 				}
+				l.do(chromedp.EmulateViewport(sizes[0][0], sizes[0][1]))
+				l.navigate(l.url + "?lang=" + lang)
+				l.do(chromedp.Click(tid("lesson-setup")))
+				l.waitJS(`document.querySelector("#lesson-state")?.dataset.ready === "yes" && document.querySelector("#lesson-state").dataset.next === "0"`, at+": the lesson set up")
+				steps := eval[int](l, `+document.querySelector("#lesson-state").dataset.steps`)
+				for n := 0; n < steps; n++ {
+					look(fmt.Sprintf("before step %d", n+1), "", false)
+					l.do(chromedp.Click(tid("lesson-step")))
+					l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state").dataset.next === "%d" && !document.querySelector("form.htmx-request")`, n+1), fmt.Sprintf("%s: step %d", at, n+1))
+					if n == 0 {
+						look("after step 1", "step-1", false)
+					}
+				}
+				l.waitJS(`document.querySelector('[data-testid="lesson-outcome"]')?.dataset.state === "met"`, at+": the article's outcome")
+				look("at the end", "end", true)
 			}
 		})
 	}
