@@ -13,36 +13,58 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// In both languages, each of the lessons is opened from the panel and
-// played with Play at the fast speed, a few lessons to a lab, one after
-// another (Set up empties the lab between them). Each must reach the
-// article's outcome, shown as met by the panel, by the ledger's totals on
-// the page and in the lab's payments over the API; then Play must have
-// stopped by itself. The end state of each lesson is a screenshot.
+// Each of the lessons is opened from the panel and played with Play at the
+// fast speed, a few lessons to a lab, one after another (Set up empties the
+// lab between them), in one language, while a tab of the same lab in the
+// other language watches; the groups take turns at which language plays.
+// Each must reach the article's outcome, shown as met by both panels, by
+// the ledger's totals on both pages and in the lab's payments over the
+// API; then Play must have stopped by itself. The end state of each lesson
+// is a screenshot.
 func TestBrowserLessonsPlay(t *testing.T) {
 	t.Parallel()
 	dir := screenshotDir(t)
 	all := lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres") // as startServer's store
 	const perLab = 4
-	for _, lang := range []string{"ru", "en"} {
-		for from := 0; from < len(all); from += perLab {
-			group := all[from:min(from+perLab, len(all))]
-			name := fmt.Sprintf("%s/%d-%d", lang, group[0].N, group[len(group)-1].N)
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				l := openLab(t, "", withParts())
-				l.do(chromedp.EmulateViewport(1440, 900))
-				l.navigate(l.url + "?lang=" + lang)
-				for _, ls := range group {
-					l.playLesson(ls, lang)
-					l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
-				}
-				if group[len(group)-1].N == all[len(all)-1].N {
-					l.lastLessonViews(dir, lang)
-				}
-			})
+	for from := 0; from < len(all); from += perLab {
+		group := all[from:min(from+perLab, len(all))]
+		lang, other := "ru", "en"
+		if from/perLab%2 == 1 {
+			lang, other = other, lang
 		}
+		name := fmt.Sprintf("%s/%d-%d", lang, group[0].N, group[len(group)-1].N)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l := openLab(t, "", withParts())
+			l.do(chromedp.EmulateViewport(1440, 900))
+			l.navigate(l.url + "?lang=" + lang)
+			w := l.twin()
+			w.navigate(w.url + "?lang=" + other)
+			for _, ls := range group {
+				l.playLesson(ls, lang)
+				w.sawLesson(ls, other)
+				l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
+				w.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, other))
+			}
+			if group[len(group)-1].N == all[len(all)-1].N {
+				l.lastLessonViews(dir, lang)
+				w.lastLessonViews(dir, other)
+			}
+		})
 	}
+}
+
+// sawLesson checks that a tab watching a lesson another tab plays ends on
+// the article's outcome too, in its own language.
+func (l *labTab) sawLesson(ls lesson.Lesson, lang string) {
+	l.t.Helper()
+	met := map[string]string{"ru": "как в статье", "en": "as in the article"}[lang]
+	if !l.poll(fmt.Sprintf(`document.querySelector("#lesson-state")?.dataset.lesson === "%d" && (%s?.textContent ?? "").trim().startsWith("✓") && %s.textContent.includes(%q)`,
+		ls.N, jsTid("lesson-outcome"), jsTid("lesson-outcome"), met), 10*time.Second) {
+		l.t.Errorf("lesson %d watched in %s: the panel says %q; want ✓ and %q", ls.N, lang, l.text("lesson-outcome"), met)
+	}
+	l.waitText("total-count", strconv.FormatInt(ls.Expect.Charges, 10))
+	l.waitText("total-amount", strconv.FormatInt(ls.Expect.Total, 10))
 }
 
 // playLesson opens a lesson from the panel, plays it at the fast speed and
