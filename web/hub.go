@@ -190,7 +190,7 @@ func (h *Hub) subscribe(lab string, lang views.Lang) (*stream, func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.streams >= h.max {
-		return nil, nil, sim.Busy("max-streams", 5*time.Second, "The server has as many live pages open as it may (%d); the page will try again.", h.max)
+		return nil, nil, sim.Busy("max-streams", 5*time.Second, "max-streams", h.max)
 	}
 	h.streams++
 	f := h.feed(lab)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,9 +103,14 @@ func TestMaxStreams(t *testing.T) {
 	a, b := open(), open()
 	defer b.Body.Close()
 	c := open()
+	said, _ := io.ReadAll(c.Body)
 	c.Body.Close()
 	if c.StatusCode != http.StatusServiceUnavailable || c.Header.Get("Retry-After") == "" {
 		t.Errorf("a third stream: %d (Retry-After %q), want 503 with Retry-After", c.StatusCode, c.Header.Get("Retry-After"))
+	}
+	// the problem says the limit in words, not a message key that missed
+	if want := "as many live pages open as it may (2)"; !strings.Contains(string(said), want) || strings.Contains(string(said), "[err.") {
+		t.Errorf("a third stream's problem: %s; want it to say %q", said, want)
 	}
 	a.Body.Close()
 	status := 0
