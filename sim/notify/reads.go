@@ -88,13 +88,29 @@ func (n *Notifier) MessagesOf(ctx context.Context, l *labs.Lab, op *sim.Operatio
 	return ms, err
 }
 
-func (n *Notifier) messages(ctx context.Context, l *labs.Lab, orderID string, since time.Time, limit int) ([]sim.Message, error) {
-	rows, err := n.Store.Query(ctx, `
+// The newest messages of a lab, or of one of its orders since a time, with
+// their deliveries.
+const (
+	messagesOfLab = `
 WITH latest AS (SELECT id, seq, order_id, published, fate, created_at FROM messages
-                WHERE lab_id = ?1 AND (?3 = '' OR (order_id = ?3 AND created_at >= ?4)) ORDER BY seq DESC LIMIT ?2)
+                WHERE lab_id = ?1 ORDER BY seq DESC LIMIT ?2)` + messagesWithDeliveries
+	messagesOfOrder = `
+WITH latest AS (SELECT id, seq, order_id, published, fate, created_at FROM messages
+                WHERE lab_id = ?1 AND order_id = ?3 AND created_at >= ?4 ORDER BY seq DESC LIMIT ?2)` + messagesWithDeliveries
+	messagesWithDeliveries = `
 SELECT m.id, m.order_id, m.published, m.fate, m.created_at, d.n, d.fate, d.outcome
 FROM latest m LEFT JOIN message_deliveries d ON d.lab_id = ?1 AND d.message_id = m.id
-ORDER BY m.seq DESC, d.n`, l.ID, limit, orderID, since.UnixMilli())
+ORDER BY m.seq DESC, d.n`
+)
+
+func (n *Notifier) messages(ctx context.Context, l *labs.Lab, orderID string, since time.Time, limit int) ([]sim.Message, error) {
+	// Two texts, not one with "?3 = '' OR …": SQLite compiles that one
+	// again at every run, the value bound deciding its plan.
+	q, args := messagesOfLab, []any{l.ID, limit}
+	if orderID != "" {
+		q, args = messagesOfOrder, append(args, orderID, since.UnixMilli())
+	}
+	rows, err := n.Store.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
