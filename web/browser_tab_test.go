@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,3 +172,24 @@ func (l *labTab) probeEvents() string {
 	n, err := io.ReadAtLeast(resp.Body, buf, 100)
 	return fmt.Sprintf("%d %q %v", resp.StatusCode, buf[:n], err)
 }
+
+// together runs a test's subtests at once, each in a goroutine of its own,
+// from the moment the test itself runs. Parallel subtests would instead
+// wait for a slot behind every test already queued, and the longest browser
+// tests would start last and make the suite's tail.
+type together struct {
+	t  *testing.T
+	wg sync.WaitGroup
+}
+
+// run starts the subtest.
+func (g *together) run(name string, f func(t *testing.T)) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.t.Run(name, f)
+	}()
+}
+
+// wait returns when every subtest has ended.
+func (g *together) wait() { g.wg.Wait() }
