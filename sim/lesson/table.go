@@ -75,10 +75,13 @@ var table = []Lesson{{
 		Answers: []Answer{{"order-42", sim.OutcomeDuplicate}}},
 }, {
 	// SELECT, then INSERT: two retries at once both find nothing. The
-	// first request is lost on its way, so there is nothing to find.
+	// first request is lost on its way, so there is nothing to find. A
+	// second between the two statements keeps the race there to see on a
+	// busy server (300 ms was not always enough under load).
 	N: 3,
 	Settings: lessonSettings(func(s *sim.Settings) {
-		s.Protection, s.KeyStrategy, s.CheckGapMS = sim.ProtectCheckThenInsert, sim.KeyUUID, 300
+		s.Protection, s.KeyStrategy, s.CheckGapMS = sim.ProtectCheckThenInsert, sim.KeyUUID, 1000
+		s.ClientTimeoutMS = 5000 // the racers' answers come after the gap
 	}),
 	Steps: []sim.Action{
 		charge("order-42", sim.FateRequestLost), {Kind: "race", N: 2},
@@ -222,7 +225,8 @@ var table = []Lesson{{
 	N:        13,
 	Postgres: true,
 	Settings: lessonSettings(func(s *sim.Settings) {
-		s.Protection, s.KeyStrategy, s.CheckGapMS, s.Isolation = sim.ProtectCheckThenInsert, sim.KeyUUID, 300, sim.IsolationReadCommitted
+		s.Protection, s.KeyStrategy, s.CheckGapMS, s.Isolation = sim.ProtectCheckThenInsert, sim.KeyUUID, 1000, sim.IsolationReadCommitted
+		s.ClientTimeoutMS = 5000
 	}),
 	Steps: []sim.Action{
 		charge("order-42", sim.FateRequestLost), {Kind: "race", N: 2},
