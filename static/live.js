@@ -24,7 +24,6 @@
     p.dataset.state = "offline";
     if (p !== el) { el.replaceChildren(p); }
     live("down", "down"); // the stream may not know yet: the click does
-
   });
   // The lab's regions come from two ways, the stream and a form's own
   // answer, and the later to arrive may have been read first: regions read

@@ -48,7 +48,7 @@ func TestBrowserLesson2UniqueKey(t *testing.T) {
 func TestBrowserTwoTabsLive(t *testing.T) {
 	t.Parallel()
 	a := openLab(t, `{"network":"ok"}`)
-	b := a.twin()
+	b := a.twin("")
 	b.waitText("total-count", "0")
 	a.do(chromedp.Click(tid("fire-charge")))
 	a.waitText("total-count", "1")

@@ -38,8 +38,7 @@ func TestBrowserLessonsPlay(t *testing.T) {
 			l := openLab(t, "", withParts())
 			l.do(chromedp.EmulateViewport(1440, 900))
 			l.navigate(l.url + "?lang=" + lang)
-			w := l.twin()
-			w.navigate(w.url + "?lang=" + other)
+			w := l.twin("?lang=" + other)
 			for _, ls := range group {
 				l.playLesson(ls, lang)
 				w.sawLesson(ls, other)

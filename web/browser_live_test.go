@@ -17,7 +17,7 @@ import (
 func TestBrowserSettingsShowInEveryTab(t *testing.T) {
 	t.Parallel()
 	first := openLab(t, "")
-	second := first.twin()
+	second := first.twin("")
 	first.setSettings("protection", "unique", "key-strategy", "natural")
 	second.waitJS(`document.querySelector('[data-testid="protection"]').value === "unique" &&
 		document.querySelector('[data-testid="key-strategy"]').value === "natural"`, "the second tab's selects to follow")
@@ -88,8 +88,7 @@ func TestBrowserChecklistFollowsSettings(t *testing.T) {
 	if got := eval[string](l, answers); got != "yes,yes,no,no" {
 		t.Fatalf("checklist under none/uuid: %s, want yes,yes,no,no", got)
 	}
-	second := l.twin() // in Russian: each stream renders in its page's language
-	second.navigate(second.url + "?lang=ru")
+	second := l.twin("?lang=ru") // in Russian: each stream renders in its page's language
 	l.setSettings("protection", "replay")
 	for _, tab := range []*labTab{l, second} {
 		tab.waitJS(answers+` === "yes,yes,yes,yes"`, "the checklist to flip under replay")

@@ -58,12 +58,13 @@ func newTab(t *testing.T, parent context.Context, opts ...chromedp.ContextOption
 	return tab, ctx
 }
 
-// twin opens the same lab in a second tab of the same browser context.
-func (l *labTab) twin() *labTab {
+// twin opens the same lab in a second tab of the same browser context, at
+// the page's address with query ("" or "?lang=ru").
+func (l *labTab) twin(query string) *labTab {
 	l.t.Helper()
 	o := *l
 	o.tab, o.ctx = newTab(l.t, l.tab)
-	o.navigate(o.url)
+	o.navigate(o.url + query)
 	return &o
 }
 
