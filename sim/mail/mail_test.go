@@ -114,7 +114,7 @@ func TestSendRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var box inbox
 			s := mustStart(t, mail.Config{Deliver: box.deliver})
-			if err := mail.Send(testContext(t), s.Addr(), tt.msg); err != nil {
+			if err := mail.Send(testContext(t), s.Dest(), tt.msg); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
 			got := box.messages()
@@ -158,7 +158,7 @@ func TestSendRefusesBadMessage(t *testing.T) {
 			m := ok
 			tt.edit(&m)
 			// Nothing listens on port 1: an error must come from the message, not the dial.
-			err := mail.Send(testContext(t), "127.0.0.1:1", m)
+			err := mail.Send(testContext(t), mail.Dest{Addr: "127.0.0.1:1"}, m)
 			if err == nil || !strings.HasPrefix(err.Error(), "mail: ") || strings.Contains(err.Error(), "send to") {
 				t.Errorf("Send = %v, want a validation error", err)
 			}
@@ -180,7 +180,7 @@ func TestReceiveForeignMessage(t *testing.T) {
 		"Content-Transfer-Encoding: 8bit\r\n" +
 		"\r\n" +
 		"Первая строка\r\n..вторая, с точкой\r\n"
-	if err := sendRaw(t, s.Addr(), data); err != nil {
+	if err := sendRaw(t, s, data); err != nil {
 		t.Fatalf("sending: %v", err)
 	}
 	got := box.messages()

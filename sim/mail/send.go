@@ -6,21 +6,28 @@ import (
 	"net"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
 
-// Send delivers m over plain SMTP (no TLS, no AUTH) to addr ("host:port"); ctx bounds
-// the whole exchange (dial, MAIL, RCPT, DATA, QUIT). A refusal by the server is
-// returned as an error that wraps *smtp.SMTPError (errors.As works).
+// Send delivers m over plain SMTP (no TLS) to the server, signing in with its
+// credentials when it has some (AUTH PLAIN, to a loopback address only); ctx
+// bounds the whole exchange (dial, AUTH, MAIL, RCPT, DATA, QUIT). A refusal by
+// the server is returned as an error that wraps *smtp.SMTPError (errors.As works).
 //
 // Once the server has accepted the message, Send reports success even if QUIT then
 // fails or ctx ends: the message is delivered, and an error would invite a caller
 // to send it twice.
-func Send(ctx context.Context, addr string, m Message) error {
+func Send(ctx context.Context, to Dest, m Message) error {
 	data, err := m.compose(time.Now())
 	if err != nil {
 		return err
 	}
+	auth, err := to.plainAuth()
+	if err != nil {
+		return err
+	}
+	addr := to.Addr
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -33,7 +40,7 @@ func Send(ctx context.Context, addr string, m Message) error {
 
 	c := smtp.NewClient(conn)
 	defer c.Close()
-	if err := transmit(c, m, data); err != nil {
+	if err := transmit(c, auth, m, data); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("mail: send to %s: %w", addr, context.Cause(ctx))
 		}
@@ -43,8 +50,14 @@ func Send(ctx context.Context, addr string, m Message) error {
 	return nil
 }
 
-// transmit runs one mail transaction up to the server's reply to the message.
-func transmit(c *smtp.Client, m Message, data []byte) error {
+// transmit signs in (when auth is not nil) and runs one mail transaction up
+// to the server's reply to the message.
+func transmit(c *smtp.Client, auth sasl.Client, m Message, data []byte) error {
+	if auth != nil {
+		if err := c.Auth(auth); err != nil {
+			return err
+		}
+	}
 	// Declaring the size lets a server refuse an oversized message before it is sent.
 	if err := c.Mail(m.From, &smtp.MailOptions{Size: int64(len(data))}); err != nil {
 		return err

@@ -41,7 +41,7 @@ func TestCloseEndsIdleSession(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := mail.Send(testContext(t), addr, hello); err == nil {
+	if err := mail.Send(testContext(t), s.Dest(), hello); err == nil {
 		t.Error("Send to a closed server succeeded")
 	}
 	goleak.VerifyNone(t)
@@ -60,7 +60,7 @@ func TestConcurrentSends(t *testing.T) {
 			m := hello
 			m.MessageID = fmt.Sprintf("order-%d@idemlab.test", i)
 			m.Headers = map[string]string{"X-Idemlab-Order": fmt.Sprint(i)}
-			errs <- mail.Send(ctx, s.Addr(), m)
+			errs <- mail.Send(ctx, s.Dest(), m)
 		})
 	}
 	wg.Wait()
@@ -126,7 +126,7 @@ func TestSendHonoursContext(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		err := mail.Send(ctx, addr, hello)
+		err := mail.Send(ctx, mail.Dest{Addr: addr}, hello)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Send = %v, want context.DeadlineExceeded", err)
 		}
@@ -137,7 +137,7 @@ func TestSendHonoursContext(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		if err := mail.Send(ctx, addr, hello); !errors.Is(err, context.Canceled) {
+		if err := mail.Send(ctx, mail.Dest{Addr: addr}, hello); !errors.Is(err, context.Canceled) {
 			t.Errorf("Send = %v, want context.Canceled", err)
 		}
 	})

@@ -1,6 +1,9 @@
 // Package mail is the lab's mailbox: an SMTP server embedded in the process, and a
 // sender that talks to it (or to any plain SMTP server) over TCP.
 //
+// The server takes mail only from a peer that signs in with the credentials
+// it made at its start (Dest): the process that started it.
+//
 // The server hands every message it accepts to Config.Deliver. A message counts as
 // delivered only when Deliver returns nil; otherwise the client is told to try again
 // later (451), which is exactly the ambiguity the lab's lessons are about.
@@ -20,7 +23,7 @@ import (
 
 // Config says how the server listens and where what it receives goes.
 type Config struct {
-	Addr          string        // listen address; "" means "127.0.0.1:0" (a free loopback port)
+	Addr          string        // loopback listen address; "" means "127.0.0.1:0" (a free port)
 	Domain        string        // for the greeting; "" means "idemlab.test"
 	MaxBytes      int64         // largest message; 0 means 64 KiB; bigger → 552, nothing delivered
 	MaxRecipients int           // 0 means 10
@@ -36,10 +39,11 @@ type Config struct {
 
 // Server is the embedded SMTP server. Start listens and serves in a goroutine it owns.
 type Server struct {
-	srv     *smtp.Server
-	ln      *listener
-	deliver func(ctx context.Context, r Received) error
-	log     *slog.Logger
+	srv        *smtp.Server
+	ln         *listener
+	user, pass string // this start's credentials: see Dest
+	deliver    func(ctx context.Context, r Received) error
+	log        *slog.Logger
 
 	ctx    context.Context // given to Deliver; cancelled by Close
 	cancel context.CancelFunc
@@ -58,6 +62,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.New("mail: negative limit in Config")
 	}
 	cfg = withDefaults(cfg)
+	if err := loopback(cfg.Addr); err != nil { // the sign-in goes in plain text
+		return nil, fmt.Errorf("mail: listen: %w", err)
+	}
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("mail: listen: %w", err)
@@ -65,6 +72,8 @@ func Start(cfg Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		ln:      &listener{Listener: l, conns: make(map[*trackedConn]struct{})},
+		user:    "idemlab-" + newSecret(8),
+		pass:    newSecret(32),
 		deliver: cfg.Deliver,
 		log:     cfg.Logger,
 		ctx:     ctx,
@@ -75,6 +84,8 @@ func Start(cfg Config) (*Server, error) {
 		return &session{server: s}, nil
 	}))
 	s.srv.Domain = cfg.Domain
+	// AUTH PLAIN without TLS: the peer is this process, over loopback (auth.go).
+	s.srv.AllowInsecureAuth = true
 	// go-smtp refuses a message of exactly MaxMessageBytes: its reader runs out of
 	// budget before it sees the end-of-data line. One byte more makes MaxBytes exact.
 	s.srv.MaxMessageBytes = cfg.MaxBytes + 1

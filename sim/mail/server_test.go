@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"idemlab/sim/mail"
@@ -37,15 +38,12 @@ func wantReply(tb testing.TB, err error, code int) {
 	}
 }
 
-// sendRaw runs a transaction with go-smtp's client, sending data as it is and
-// declaring no size, and returns the server's answer to the message.
-func sendRaw(tb testing.TB, addr string, data string) error {
+// sendRaw runs a transaction with go-smtp's client, signed in to the
+// server, sending data as it is and declaring no size, and returns the
+// server's answer to the message.
+func sendRaw(tb testing.TB, s *mail.Server, data string) error {
 	tb.Helper()
-	c, err := smtp.Dial(addr)
-	if err != nil {
-		tb.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
+	c := dialSignedIn(tb, s)
 	if err := c.Mail("shop@idemlab.test", nil); err != nil {
 		tb.Fatalf("MAIL: %v", err)
 	}
@@ -62,6 +60,22 @@ func sendRaw(tb testing.TB, addr string, data string) error {
 	return w.Close()
 }
 
+// dialSignedIn connects to the server with go-smtp's client and signs in
+// with the server's credentials.
+func dialSignedIn(tb testing.TB, s *mail.Server) *smtp.Client {
+	tb.Helper()
+	c, err := smtp.Dial(s.Addr())
+	if err != nil {
+		tb.Fatalf("dial: %v", err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	d := s.Dest()
+	if err := c.Auth(sasl.NewPlainClient("", d.Username, d.Password)); err != nil {
+		tb.Fatalf("AUTH: %v", err)
+	}
+	return c
+}
+
 func TestOversizedMessageRefused(t *testing.T) {
 	var box inbox
 	s := mustStart(t, mail.Config{MaxBytes: 1024, Deliver: box.deliver})
@@ -70,14 +84,14 @@ func TestOversizedMessageRefused(t *testing.T) {
 	big.Body = strings.Repeat("Ваш заказ оформлен. ", 200)
 	// Send declares the size, so the server refuses at MAIL; a client that does not
 	// declare it is refused after DATA.
-	wantReply(t, mail.Send(testContext(t), s.Addr(), big), 552)
+	wantReply(t, mail.Send(testContext(t), s.Dest(), big), 552)
 	raw := "Subject: big\r\n\r\n" + strings.Repeat("x", 80) + strings.Repeat("\r\n"+strings.Repeat("x", 80), 40)
-	wantReply(t, sendRaw(t, s.Addr(), raw), 552)
+	wantReply(t, sendRaw(t, s, raw), 552)
 	if got := box.messages(); len(got) != 0 {
 		t.Fatalf("delivered %d oversized messages", len(got))
 	}
 
-	if err := mail.Send(testContext(t), s.Addr(), hello); err != nil {
+	if err := mail.Send(testContext(t), s.Dest(), hello); err != nil {
 		t.Fatalf("Send of a small message after refusals: %v", err)
 	}
 	if got := len(box.messages()); got != 1 {
@@ -94,10 +108,10 @@ func TestMaxBytesIsExact(t *testing.T) {
 		head := "Subject: edge\r\n\r\n"
 		return head + strings.Repeat("x", size-len(head)-2) + "\r\n"
 	}
-	if err := sendRaw(t, s.Addr(), message(limit)); err != nil {
+	if err := sendRaw(t, s, message(limit)); err != nil {
 		t.Fatalf("message of exactly MaxBytes: %v", err)
 	}
-	wantReply(t, sendRaw(t, s.Addr(), message(limit+1)), 552)
+	wantReply(t, sendRaw(t, s, message(limit+1)), 552)
 	got := box.messages()
 	if len(got) != 1 || got[0].Size != limit {
 		t.Fatalf("delivered %d messages, want one of %d bytes", len(got), limit)
@@ -113,7 +127,7 @@ func TestMalformedMessageRefused(t *testing.T) {
 		"Subject: x\r\nContent-Transfer-Encoding: base64\r\n\r\n!!not base64!!\r\n",
 		"Subject: x\r\nContent-Transfer-Encoding: x-unheard-of\r\n\r\nbody\r\n",
 	} {
-		wantReply(t, sendRaw(t, s.Addr(), data), 554)
+		wantReply(t, sendRaw(t, s, data), 554)
 	}
 	if got := box.messages(); len(got) != 0 {
 		t.Errorf("delivered %d malformed messages", len(got))
@@ -149,7 +163,7 @@ func TestGarbageCommands(t *testing.T) {
 		t.Fatal("session still open after a huge line")
 	}
 
-	if err := mail.Send(testContext(t), s.Addr(), hello); err != nil {
+	if err := mail.Send(testContext(t), s.Dest(), hello); err != nil {
 		t.Fatalf("Send after garbage: %v", err)
 	}
 	if got := len(box.messages()); got != 1 {
@@ -193,13 +207,13 @@ func TestDeliverFailureIsTemporary(t *testing.T) {
 	for _, subject := range []string{"fail", "panic"} {
 		m := hello
 		m.Subject = subject
-		err := mail.Send(testContext(t), s.Addr(), m)
+		err := mail.Send(testContext(t), s.Dest(), m)
 		wantReply(t, err, 451)
 		if reply := (*smtp.SMTPError)(nil); errors.As(err, &reply) && !reply.Temporary() {
 			t.Errorf("%s: reply %v is not temporary", subject, reply)
 		}
 	}
-	if err := mail.Send(testContext(t), s.Addr(), hello); err != nil {
+	if err := mail.Send(testContext(t), s.Dest(), hello); err != nil {
 		t.Fatalf("Send after a failing and a panicking Deliver: %v", err)
 	}
 
@@ -224,7 +238,7 @@ func TestCloseCancelsDeliver(t *testing.T) {
 	}})
 
 	sent := make(chan error, 1)
-	go func() { sent <- mail.Send(testContext(t), s.Addr(), hello) }()
+	go func() { sent <- mail.Send(testContext(t), s.Dest(), hello) }()
 	<-started
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -236,11 +250,7 @@ func TestCloseCancelsDeliver(t *testing.T) {
 
 func TestMaxRecipients(t *testing.T) {
 	s := mustStart(t, mail.Config{MaxRecipients: 2})
-	c, err := smtp.Dial(s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialSignedIn(t, s)
 	if err := c.Mail("shop@idemlab.test", nil); err != nil {
 		t.Fatalf("MAIL: %v", err)
 	}

@@ -28,15 +28,21 @@ var (
 	}
 )
 
-// session is one SMTP conversation: the envelope of the message in progress.
+// session is one SMTP conversation: whether the peer signed in, and the
+// envelope of the message in progress.
 type session struct {
 	server *Server
+	authed bool
 	from   string
 	to     []string
 }
 
-// Mail starts a message from the envelope sender from.
+// Mail starts a message from the envelope sender from, once the peer has
+// signed in.
 func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	if !s.authed {
+		return replyAuthRequired
+	}
 	s.from = from
 	return nil
 }
@@ -49,6 +55,9 @@ func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 
 // Data reads the message, parses it and hands it to Deliver.
 func (s *session) Data(r io.Reader) error {
+	if !s.authed { // go-smtp asks for MAIL first; this is belt and braces
+		return replyAuthRequired
+	}
 	if !s.server.enter() {
 		return replyClosing
 	}
@@ -69,7 +78,8 @@ func (s *session) Data(r io.Reader) error {
 	return s.server.handOver(msg)
 }
 
-// Reset forgets the message in progress (RSET, a new EHLO, or the end of DATA).
+// Reset forgets the message in progress (RSET, a new EHLO, or the end of
+// DATA); the sign-in stays, as it does in go-smtp.
 func (s *session) Reset() {
 	s.from, s.to = "", nil
 }

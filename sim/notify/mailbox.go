@@ -19,7 +19,7 @@ import (
 type outbox struct {
 	n        *Notifier
 	server   *mail.Server // the lab's own mailbox, when Config.WithMailbox
-	addr     string       // where emails go: the mailbox's or Config.SMTP; "" sends none
+	to       mail.Dest    // where emails go: the mailbox (signed in) or Config.SMTP; Addr "" sends none
 	external bool         // Config.SMTP: no mailbox of ours hears them
 }
 
@@ -69,7 +69,7 @@ WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_
 // it, or claimed it) over SMTP. The lab's own mailbox marks it sent as it
 // receives it; an external server's acceptance marks it here.
 func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
-	if o.addr == "" {
+	if o.to.Addr == "" {
 		return nil
 	}
 	l, err := o.n.Labs.Lab(ctx, em.lab)
@@ -88,7 +88,7 @@ func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
 	m := mail.Message{From: sim.ShopAddress, To: sim.CustomerAddress, Subject: subject, Body: body, MessageID: em.id, Headers: headers}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := mail.Send(sctx, o.addr, m); err != nil {
+	if err := mail.Send(sctx, o.to, m); err != nil {
 		return fmt.Errorf("mail: send %s: %w", em.id, err)
 	}
 	if o.external { // no mailbox of ours hears it: record what was sent
@@ -137,11 +137,21 @@ func (o *outbox) sendUnsent(ctx context.Context) error {
 }
 
 // ReceiveMail stores an email the lab's SMTP mailbox accepted; the lab is
-// named by its X-Idemlab-Lab header. An email for no lab is refused.
+// named by its X-Idemlab-Lab header, the order by X-Idemlab-Order. Only
+// this process can deliver (the mailbox asks for its credentials), but the
+// headers are input all the same: an email for a lab that is not there, or
+// for an order id the charges' rules refuse, is refused and stored nowhere
+// (the sender is told to try later, and the outbox keeps its email).
 func (o *outbox) ReceiveMail(ctx context.Context, r mail.Received) error {
-	lab := r.Headers["X-Idemlab-Lab"]
+	lab, orderID := r.Headers["X-Idemlab-Lab"], r.Headers["X-Idemlab-Order"]
 	if !sim.ValidLabID(lab) {
-		return sim.NoLab(lab)
+		return sim.NoLab(sim.Clip(lab))
+	}
+	if _, err := o.n.Labs.Lab(ctx, lab); err != nil {
+		return err
+	}
+	if err := (sim.Charge{OrderID: orderID, Amount: 1}).Validate(); err != nil {
+		return fmt.Errorf("mailbox %s: %w", lab, err)
 	}
 	to := ""
 	if len(r.To) > 0 {
@@ -151,7 +161,7 @@ func (o *outbox) ReceiveMail(ctx context.Context, r mail.Received) error {
 	if v, ok := r.Headers["X-Idemlab-Message"]; ok {
 		msg = sql.NullString{String: v, Valid: true}
 	}
-	return o.receive(ctx, lab, r.MessageID, to, r.Subject, r.Headers["X-Idemlab-Order"], msg)
+	return o.receive(ctx, lab, r.MessageID, to, r.Subject, orderID, msg)
 }
 
 // receive stores an email the lab's mailbox received, and marks the

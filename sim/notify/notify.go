@@ -39,9 +39,11 @@ type Config struct {
 	WithQueue bool
 	NATS      string
 	QueueDir  string
-	// WithMailbox runs the lab's own SMTP mailbox, embedded in the process, on
-	// a free loopback port; SMTP ("host:port") sends the lab's emails to an
-	// external server instead (such as a teacher's Mailpit), and the lab
+	// WithMailbox runs the lab's own SMTP mailbox, embedded in the process,
+	// on a free loopback port; it takes mail from this process only (which
+	// signs in with the credentials the mailbox made at its start). SMTP
+	// ("host:port") sends the lab's emails to an external server instead
+	// (such as a teacher's Mailpit), signing in with nothing, and the lab
 	// records each email as it sends it. With neither, no email is sent.
 	WithMailbox bool
 	SMTP        string
@@ -89,13 +91,13 @@ func Start(ctx context.Context, cfg Config) (*Notifier, error) {
 func (n *Notifier) startParts(ctx context.Context) error {
 	switch {
 	case n.SMTP != "":
-		n.mail.addr, n.mail.external = n.SMTP, true
+		n.mail.to, n.mail.external = mail.Dest{Addr: n.SMTP}, true
 	case n.WithMailbox:
 		box, err := mail.Start(mail.Config{Deliver: n.mail.ReceiveMail, Logger: n.Log})
 		if err != nil {
 			return fmt.Errorf("mailbox: %w", err)
 		}
-		n.mail.server, n.mail.addr = box, box.Addr()
+		n.mail.server, n.mail.to = box, box.Dest()
 	}
 	if n.WithQueue || n.NATS != "" {
 		b, err := broker.Start(ctx, broker.Config{URL: n.NATS, StoreDir: n.QueueDir, Logger: n.Log})
@@ -111,7 +113,7 @@ func (n *Notifier) startParts(ctx context.Context) error {
 // relay, which resumes the consumers of the messages left unacknowledged by
 // the last run and publishes what waits. Close stops them.
 func (n *Notifier) Run() {
-	if n.mail.addr != "" {
+	if n.mail.to.Addr != "" {
 		n.spawn(n.mail.mailer)
 	}
 	if n.queue != nil {
@@ -124,7 +126,7 @@ func (n *Notifier) Queues() bool { return n.queue != nil }
 
 // Mails reports whether the lab's emails go out, to a mailbox of its own or
 // another server.
-func (n *Notifier) Mails() bool { return n.mail.addr != "" }
+func (n *Notifier) Mails() bool { return n.mail.to.Addr != "" }
 
 // WakeRelay tells the relay that a message may wait in the outbox, without
 // blocking: the web layer does once a new payment's answer is written. The

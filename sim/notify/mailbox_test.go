@@ -1,0 +1,105 @@
+package notify_test
+
+import (
+	"context"
+	"net/smtp"
+	"strings"
+	"testing"
+
+	"idemlab/sim"
+	"idemlab/sim/house"
+	"idemlab/sim/labs"
+	"idemlab/sim/mail"
+	"idemlab/sim/notify"
+	"idemlab/sim/store"
+)
+
+// openMailbox opens the lab's parts with its own mailbox, and a private lab
+// whose charges send their email themselves (notify "direct").
+func openMailbox(t *testing.T) (*house.House, *labs.Lab) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h, err := house.Open(ctx, house.Config{Store: db, Notify: notify.Config{WithMailbox: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	l, err := h.Labs.CreatePrivate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := sim.NotifyDirect
+	if _, err := h.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{Notify: &direct}); err != nil {
+		t.Fatal(err)
+	}
+	return h, l
+}
+
+// The embedded mailbox takes mail from this process only. Another local
+// user who finds its port and sends it an email with the lab's headers
+// (plain SMTP, as sendmail or net/smtp would) is refused, and nothing
+// shows in the lab's mailbox; the lab's own emails still arrive.
+func TestMailboxRefusesOtherLocalUsers(t *testing.T) {
+	h, l := openMailbox(t)
+	ctx := context.Background()
+	msg := "From: <someone@example.test>\r\nTo: <customer@idemlab.test>\r\nSubject: order placed\r\n" +
+		"Message-Id: <fake-1@example.test>\r\nX-Idemlab-Lab: " + l.ID + "\r\nX-Idemlab-Order: order-42\r\n\r\nhello\r\n"
+	for _, lab := range []string{l.ID, sim.DemoLab} {
+		err := smtp.SendMail(h.Notify.OwnMailbox().Addr(), nil, "someone@example.test", []string{sim.CustomerAddress},
+			[]byte(strings.Replace(msg, l.ID, lab, 1)))
+		if err == nil {
+			t.Errorf("an email without the mailbox's credentials for %s was accepted", lab)
+		}
+	}
+	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil { // sends its email
+		t.Fatal(err)
+	}
+	waitFor(t, "the lab's own email", func() bool {
+		mb, err := h.Notify.Mailbox(ctx, l, 10)
+		return err == nil && mb.Count >= 1
+	})
+	mb, err := h.Notify.Mailbox(ctx, l, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mb.Count != 1 || mb.Emails[0].OrderID != "order-42" {
+		t.Errorf("the mailbox holds %+v, want the lab's own email only", mb)
+	}
+	demo, err := h.Labs.Lab(ctx, sim.DemoLab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mb, err := h.Notify.Mailbox(ctx, demo, 10); err != nil || mb.Count != 0 {
+		t.Errorf("demo's mailbox holds %d emails (%v), want none", mb.Count, err)
+	}
+}
+
+// The mailbox believes its headers no more than any other input: an email
+// for a lab that does not exist, or for an order id the lab's rules refuse,
+// is refused and stored nowhere.
+func TestMailboxRefusesBadHeaders(t *testing.T) {
+	h, l := openMailbox(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ name, lab, order string }{
+		{"a script for an order", l.ID, "<script>alert(1)</script>"},
+		{"an empty order", l.ID, ""},
+		{"an order too long", l.ID, strings.Repeat("o", sim.MaxOrderIDLen+1)},
+		{"a lab that is not there", "AAAAAAAAAAAAAAAAAAAAAA", "order-42"},
+		{"a lab id that is none", "../etc", "order-42"},
+	} {
+		m := mail.Message{From: sim.ShopAddress, To: sim.CustomerAddress, Subject: "order placed", Body: "hello",
+			MessageID: "bad-" + strings.ReplaceAll(tc.name, " ", "-"), Headers: map[string]string{"X-Idemlab-Lab": tc.lab, "X-Idemlab-Order": tc.order}}
+		if err := mail.Send(ctx, h.Notify.OwnMailbox().Dest(), m); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	var n int
+	if err := h.Store.QueryRow(ctx, `SELECT COUNT(*) FROM emails`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d emails stored (%v), want none", n, err)
+	}
+}
