@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,14 +67,44 @@ func keepOpen(db *sql.DB, n int) {
 	db.SetConnMaxIdleTime(0)
 }
 
-// ownerOnly creates a new database file readable by its owner only (SQLite
-// gives its WAL the file's mode): the ledger holds every private lab's id.
+// ownerOnly makes the database file readable by its owner only (0600)
+// before SQLite opens it: the ledger holds every private lab's id. A new
+// file is created so, and SQLite gives its WAL and shared memory the file's
+// mode; a file found from an earlier run (its WAL and shared memory too,
+// left by a run that did not close) is narrowed when it is ours, for a
+// release or a umask of before made it wider. A file of another owner is
+// left as it is: it is theirs.
 func ownerOnly(path string) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("store: create %s: %w", filepath.Base(path), err)
 	}
-	return f.Close()
+	f.Close()
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		if err := narrow(name); err != nil {
+			return fmt.Errorf("store: make %s owner-only: %w", filepath.Base(name), err)
+		}
+	}
+	return nil
+}
+
+// narrow takes the group's and others' permissions off a file, if it is
+// there and ours to change.
+func narrow(name string) error {
+	fi, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(name, fi.Mode().Perm()&^0o077); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil
 }
 
 // sqliteCode is the extended result code of a SQLite error, or 0.
