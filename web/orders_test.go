@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"testing"
+	"time"
 )
 
 // PUT and DELETE are idempotent by contract: sent twice, each leaves the
@@ -73,5 +74,33 @@ func methodsOnce(t *testing.T, s *testServer) {
 	s.retry(lab, post.ID, `{"fate":"ok"}`)
 	if led := s.ledger(lab); led.Count != 2 {
 		t.Errorf("POST and its retry: %d charges, want 2 (lesson 1)", led.Count)
+	}
+}
+
+// PUT is idempotent by contract: a PUT of the state the order already has
+// changes nothing, its updated_at included, and answers with the order as
+// it stands; a PUT of another state changes it.
+func TestIdenticalPutChangesNothing(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s := startServer(t, withClock(clock))
+	lab := s.newLab("")
+	stored := func() any {
+		list, _ := s.must(http.StatusOK, "GET", lab+"/orders", "").JSON(t)["orders"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("orders %v, want one", list)
+		}
+		return list[0].(map[string]any)["updated_at"]
+	}
+	first := s.must(http.StatusCreated, "PUT", lab+"/orders/order-42", `{"amount":1500}`).JSON(t)["updated_at"]
+	clock.Advance(time.Minute)
+	again := s.must(http.StatusOK, "PUT", lab+"/orders/order-42", `{"amount":1500}`).JSON(t)["updated_at"]
+	if got := stored(); got != first || again != first {
+		t.Errorf("after the same PUT a minute later: stored %v, answered %v; want both %v", got, again, first)
+	}
+	clock.Advance(time.Minute)
+	changed := s.must(http.StatusOK, "PUT", lab+"/orders/order-42", `{"amount":2000}`).JSON(t)["updated_at"]
+	if got := stored(); got != changed || changed == first {
+		t.Errorf("after a PUT of a new amount: stored %v, answered %v; want a new time, not %v", got, changed, first)
 	}
 }

@@ -6,6 +6,8 @@ package orders
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,29 +39,39 @@ func (o *Orders) Room() labs.Room {
 	}
 }
 
-// Put sets the order to amount; created says it did not exist.
+// Put sets the order to amount; created says it did not exist. A PUT of
+// the state the order has changes nothing, its updated_at included (PUT is
+// idempotent by contract), and answers with the order as it stands.
 func (o *Orders) Put(ctx context.Context, l *labs.Lab, orderID string, amount int64) (ord sim.Order, created bool, err error) {
 	if err := (sim.Charge{OrderID: orderID, Amount: amount}).Validate(); err != nil {
 		return sim.Order{}, false, err
 	}
-	now := o.clock.Now()
-	ord = sim.Order{OrderID: orderID, Amount: amount, UpdatedAt: time.UnixMilli(now.UnixMilli()).UTC()}
+	now := o.clock.Now().UnixMilli()
+	at, changed := now, false
 	err = o.store.Write(ctx, func(tx *store.Tx) error {
-		var n int
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM orders WHERE lab_id = ? AND order_id = ?`, l.ID, orderID).Scan(&n); err != nil {
+		var had int64
+		err := tx.QueryRow(`SELECT amount, updated_at FROM orders WHERE lab_id = ? AND order_id = ?`, l.ID, orderID).Scan(&had, &at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			created = true
+		case err != nil:
 			return err
+		case had == amount:
+			return nil // as it is: nothing to write
 		}
-		created = n == 0
-		_, err := tx.Exec(`INSERT INTO orders (lab_id, order_id, amount, updated_at) VALUES (?, ?, ?, ?)
+		at, changed = now, true
+		_, err = tx.Exec(`INSERT INTO orders (lab_id, order_id, amount, updated_at) VALUES (?, ?, ?, ?)
 ON CONFLICT (lab_id, order_id) DO UPDATE SET amount = excluded.amount, updated_at = excluded.updated_at`,
-			l.ID, orderID, amount, now.UnixMilli())
+			l.ID, orderID, amount, now)
 		return err
 	})
 	if err != nil {
 		return sim.Order{}, false, labs.Failed(l.ID, "orders: put "+orderID, err)
 	}
-	o.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventOrder, OrderID: orderID})
-	return ord, created, nil
+	if changed {
+		o.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventOrder, OrderID: orderID})
+	}
+	return sim.Order{OrderID: orderID, Amount: amount, UpdatedAt: time.UnixMilli(at).UTC()}, created, nil
 }
 
 // Delete removes the order; ENotFound when there is none (already removed,
