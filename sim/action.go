@@ -13,7 +13,7 @@ type Action struct {
 	WithKey  *bool          `json:"w,omitempty"`
 	N        int            `json:"n,omitempty"`
 	Key      *string        `json:"key,omitempty"` // direct: the Idempotency-Key sent, if any
-	Method   string         `json:"m,omitempty"`   // charge: PUT or DELETE of the order ("" for POST)
+	Method   string         `json:"m,omitempty"`   // charge, direct: PUT or DELETE of the order ("" for POST)
 }
 
 // Scenario is a lab's settings at its start and what was done to it since.

@@ -5,8 +5,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
 	"idemlab/sim/house"
+	"idemlab/sim/orders"
 )
 
 // orderBody is PUT's body: the order's new state.
@@ -25,7 +27,7 @@ func handlePutOrder(h *house.House) echo.HandlerFunc {
 		if body.Amount == nil {
 			return sim.Invalid(sim.Broke("amount", "required"))
 		}
-		o, created, err := h.Orders.Put(c.Request().Context(), labOf(c), c.Param("order"), *body.Amount)
+		o, created, err := h.Orders.Put(c.Request().Context(), labOf(c), sender(c), c.Param("order"), *body.Amount)
 		if err != nil {
 			return err
 		}
@@ -41,11 +43,21 @@ func handlePutOrder(h *house.House) echo.HandlerFunc {
 // answer differs the second time, the state does not.
 func handleDeleteOrder(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := h.Orders.Delete(c.Request().Context(), labOf(c), c.Param("order")); err != nil {
+		if err := h.Orders.Delete(c.Request().Context(), labOf(c), sender(c), c.Param("order")); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)
 	}
+}
+
+// sender tells the lab's own client (its requests carry Idemlab-Attempt)
+// from someone sending straight to the API, whose changes the lab's
+// scenario records, as it does their charges.
+func sender(c echo.Context) orders.Sender {
+	if c.Request().Header.Get(api.HeaderAttempt) == "" {
+		return orders.Direct
+	}
+	return orders.ByClient
 }
 
 // handleOrders lists the lab's orders.

@@ -112,3 +112,42 @@ func TestDirectChargesAreInTheScenario(t *testing.T) {
 		t.Errorf("rebuilt %d payments, %d ₽; the lab has %d, %d ₽", got.Count, got.Total, want.Count, want.Total)
 	}
 }
+
+// Orders set and removed straight through the API (PUT and DELETE, not by
+// the lab's client) are part of the lab's scenario too: its link rebuilds
+// the same orders. The client's own PUT is recorded once, as its operation.
+func TestDirectOrdersAreInTheScenario(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	lab := s.newLab("")
+	s.must(http.StatusCreated, "PUT", lab+"/orders/order-1", `{"amount":100}`)
+	s.must(http.StatusCreated, "PUT", lab+"/orders/order-2", `{"amount":200}`)
+	s.must(http.StatusOK, "PUT", lab+"/orders/order-1", `{"amount":150}`)
+	s.must(http.StatusOK, "PUT", lab+"/orders/order-1", `{"amount":150}`) // changes nothing
+	s.must(http.StatusNoContent, "DELETE", lab+"/orders/order-2", "")
+	s.do("DELETE", lab+"/orders/order-2", "") // 404: nothing to remove
+	s.operation(lab, `{"order_id":"order-3","amount":300,"method":"PUT"}`)
+	got := s.must(http.StatusOK, "GET", lab+"/scenario", "").JSON(t)
+	if got["actions"] != float64(5) { // four changes by hand, the client's PUT
+		t.Errorf("%v actions recorded, want 5", got["actions"])
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(s.URL + got["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	rebuilt := "/api/v1/labs/" + strings.TrimPrefix(resp.Header.Get("Location"), "/labs/")
+	orders := func(lab string) string {
+		var out []string
+		list, _ := s.must(http.StatusOK, "GET", lab+"/orders", "").JSON(t)["orders"].([]any)
+		for _, o := range list {
+			m := o.(map[string]any)
+			out = append(out, fmt.Sprint(m["order_id"], "=", m["amount"]))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := orders(rebuilt), orders(lab); got != want || want != "order-1=150 order-3=300" {
+		t.Errorf("rebuilt orders %q; the lab has %q, want order-1=150 order-3=300", got, want)
+	}
+}

@@ -123,9 +123,9 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	cc := cfg.Client
 	cc.Store, cc.Labs, cc.Bus, cc.Clock, cc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
 	h.Client = client.New(cc)
-	h.Orders = orders.New(h.Store, h.Bus, h.Clock)
+	h.Orders = orders.New(h.Store, h.Labs, h.Bus, h.Clock)
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
-	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Keys, h.log)
+	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.log)
 	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Bus, h.log)
 	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Clock)
 	return h.start(ctx)

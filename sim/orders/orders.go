@@ -21,13 +21,35 @@ import (
 // Orders are the labs' orders.
 type Orders struct {
 	store *store.Store
+	labs  *labs.Registry // records the changes sent straight to the API, for the scenario
 	bus   *events.Bus
 	clock clock.Clock
 }
 
 // New returns the orders of the store.
-func New(s *store.Store, bus *events.Bus, c clock.Clock) *Orders {
-	return &Orders{store: s, bus: bus, clock: c}
+func New(s *store.Store, reg *labs.Registry, bus *events.Bus, c clock.Clock) *Orders {
+	return &Orders{store: s, labs: reg, bus: bus, clock: c}
+}
+
+// Sender says who sent a PUT or a DELETE: the lab's own client (its
+// operation is in the lab's scenario already) or someone straight through
+// the API, whose change the scenario records, so that the lab's link
+// rebuilds it.
+type Sender bool
+
+// The senders of a change.
+const (
+	ByClient Sender = false
+	Direct   Sender = true
+)
+
+// record writes a change sent straight to the API into the lab's
+// scenario, in the change's transaction.
+func (o *Orders) record(tx *store.Tx, l *labs.Lab, by Sender, method, orderID string, amount int64) error {
+	if by != Direct {
+		return nil
+	}
+	return o.labs.Record(tx, l.ID, sim.Action{Kind: "direct", Method: method, OrderID: orderID, Amount: amount})
 }
 
 // Room is the orders' part in a lab's life.
@@ -42,7 +64,7 @@ func (o *Orders) Room() labs.Room {
 // Put sets the order to amount; created says it did not exist. A PUT of
 // the state the order has changes nothing, its updated_at included (PUT is
 // idempotent by contract), and answers with the order as it stands.
-func (o *Orders) Put(ctx context.Context, l *labs.Lab, orderID string, amount int64) (ord sim.Order, created bool, err error) {
+func (o *Orders) Put(ctx context.Context, l *labs.Lab, by Sender, orderID string, amount int64) (ord sim.Order, created bool, err error) {
 	if err := (sim.Charge{OrderID: orderID, Amount: amount}).Validate(); err != nil {
 		return sim.Order{}, false, err
 	}
@@ -60,10 +82,12 @@ func (o *Orders) Put(ctx context.Context, l *labs.Lab, orderID string, amount in
 			return nil // as it is: nothing to write
 		}
 		at, changed = now, true
-		_, err = tx.Exec(`INSERT INTO orders (lab_id, order_id, amount, updated_at) VALUES (?, ?, ?, ?)
+		if _, err := tx.Exec(`INSERT INTO orders (lab_id, order_id, amount, updated_at) VALUES (?, ?, ?, ?)
 ON CONFLICT (lab_id, order_id) DO UPDATE SET amount = excluded.amount, updated_at = excluded.updated_at`,
-			l.ID, orderID, amount, now)
-		return err
+			l.ID, orderID, amount, now); err != nil {
+			return err
+		}
+		return o.record(tx, l, by, sim.MethodPut, orderID, amount)
 	})
 	if err != nil {
 		return sim.Order{}, false, labs.Failed(l.ID, "orders: put "+orderID, err)
@@ -76,15 +100,26 @@ ON CONFLICT (lab_id, order_id) DO UPDATE SET amount = excluded.amount, updated_a
 
 // Delete removes the order; ENotFound when there is none (already removed,
 // or never set).
-func (o *Orders) Delete(ctx context.Context, l *labs.Lab, orderID string) error {
+func (o *Orders) Delete(ctx context.Context, l *labs.Lab, by Sender, orderID string) error {
 	if err := (sim.Charge{OrderID: orderID, Amount: 1}).Validate(); err != nil {
 		return err
 	}
-	res, err := o.store.Exec(ctx, `DELETE FROM orders WHERE lab_id = ? AND order_id = ?`, l.ID, orderID)
+	removed := false
+	err := o.store.Write(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(`DELETE FROM orders WHERE lab_id = ? AND order_id = ?`, l.ID, orderID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		removed = true
+		return o.record(tx, l, by, sim.MethodDelete, orderID, 0)
+	})
 	if err != nil {
 		return labs.Failed(l.ID, "orders: delete "+orderID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !removed {
 		return sim.Errorf(sim.ENotFound, "no-order", sim.Clip(orderID))
 	}
 	o.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventOrder, OrderID: orderID})

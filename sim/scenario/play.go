@@ -6,6 +6,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/labs"
+	"idemlab/sim/orders"
 )
 
 // Open builds a new private lab of the opener's own from the scenario,
@@ -56,8 +57,7 @@ func (sc *Scenarios) Play(ctx context.Context, l *labs.Lab, a sim.Action) error 
 		_, err := sc.keys.Advance(ctx, l, int64(a.N))
 		return err
 	case "direct":
-		_, err := sc.ledger.Charge(ctx, l, sim.Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})
-		return err
+		return sc.direct(ctx, l, a)
 	case "retry", "race":
 		id, err := sc.client.OperationID(ctx, l, a.Op)
 		if err != nil {
@@ -72,4 +72,25 @@ func (sc *Scenarios) Play(ctx context.Context, l *labs.Lab, a sim.Action) error 
 		return err
 	}
 	return sim.Invalid(sim.Broke("kind", "action", sim.Clip(a.Kind)))
+}
+
+// direct takes again what was sent straight to the API: a charge, or a PUT
+// or DELETE of an order. Each is recorded again, so the new lab's own link
+// rebuilds it too. A DELETE that finds no order leaves the state it meant
+// to: absent.
+func (sc *Scenarios) direct(ctx context.Context, l *labs.Lab, a sim.Action) error {
+	switch a.Method {
+	case "", sim.MethodPost:
+		_, err := sc.ledger.Charge(ctx, l, sim.Charge{OrderID: a.OrderID, Amount: a.Amount, Key: a.Key, Direct: true})
+		return err
+	case sim.MethodPut:
+		_, _, err := sc.orders.Put(ctx, l, orders.Direct, a.OrderID, a.Amount)
+		return err
+	case sim.MethodDelete:
+		if err := sc.orders.Delete(ctx, l, orders.Direct, a.OrderID); err != nil && sim.ErrorCode(err) != sim.ENotFound {
+			return err
+		}
+		return nil
+	}
+	return sim.Invalid(sim.Broke("method", "one-of", fmt.Sprintf("%q, %q, %q", sim.MethodPost, sim.MethodPut, sim.MethodDelete)))
 }

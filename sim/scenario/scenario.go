@@ -19,6 +19,7 @@ import (
 	"idemlab/sim/idempotency"
 	"idemlab/sim/labs"
 	"idemlab/sim/ledger"
+	"idemlab/sim/orders"
 	"idemlab/sim/store"
 )
 
@@ -28,6 +29,7 @@ type Scenarios struct {
 	labs   *labs.Registry
 	client *client.Client
 	ledger *ledger.Ledger
+	orders *orders.Orders
 	keys   *idempotency.Keys
 	log    *slog.Logger
 
@@ -46,9 +48,9 @@ type code struct {
 }
 
 // New returns the scenarios of the labs, played through the client, the
-// ledger and the keys' clock.
-func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, k *idempotency.Keys, log *slog.Logger) *Scenarios {
-	return &Scenarios{store: s, labs: reg, client: c, ledger: g, keys: k, log: log, codes: map[string]code{}}
+// ledger, the orders and the keys' clock.
+func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, o *orders.Orders, k *idempotency.Keys, log *slog.Logger) *Scenarios {
+	return &Scenarios{store: s, labs: reg, client: c, ledger: g, orders: o, keys: k, log: log, codes: map[string]code{}}
 }
 
 // Room is the scenario's part in a lab's life: its actions (a reset
