@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -22,8 +23,8 @@ import (
 // exportLimit bounds what one export carries.
 const exportLimit = 100_000
 
-// reportDirect is how many direct charges the report lists one by one.
-const reportDirect = 50
+// reportDirectRows is how many direct charges the report lists one by one.
+const reportDirectRows = 50
 
 // handleExportCSV sends the lab's whole ledger as CSV, oldest first.
 func handleExportCSV(h *house.House) echo.HandlerFunc {
@@ -116,66 +117,45 @@ func handleExportJSON(h *house.House) echo.HandlerFunc {
 
 // handleExportReport sends a short Markdown report of the session in the
 // page's language: settings, what was done, what came of it, the checklist.
+// What people typed (keys, order ids) goes in code spans that hold it
+// whatever it is (md.go), so no HTML of it reaches a Markdown viewer.
 func handleExportReport(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		ctx := c.Request().Context()
 		hist, err := labHistory(c, h)
 		if err != nil {
 			return err
 		}
-		lang := views.LangOf(c.Request().Context())
+		lang := views.LangOf(ctx)
 		var b strings.Builder
 		s := hist.Settings
-		fmt.Fprintf(&b, "# %s\n\n", lang.T("report.title", hist.Lab))
-		fmt.Fprintf(&b, "## %s\n\n", lang.T("report.settings"))
-		fmt.Fprintf(&b, "| | |\n|---|---|\n")
-		for _, row := range [][2]string{
-			{"protection", string(s.Protection)}, {"key_strategy", string(s.KeyStrategy)}, {"network", string(s.Network)},
-			{"retry", fmt.Sprintf("%s, %d, %d–%d ms, %s", s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter)},
-			{"client_timeout_ms", strconv.Itoa(s.ClientTimeoutMS)}, {"server_delay_ms", strconv.Itoa(s.ServerDelayMS)},
-			{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"isolation", string(s.Isolation)}, {"key_ttl_s", strconv.Itoa(s.KeyTTLS)},
-			{"lock_timeout_ms", strconv.Itoa(s.LockTimeoutMS)}, {"server_fault", string(s.ServerFault)}, {"seed", strconv.FormatInt(s.Seed, 10)},
-			{"notify", string(s.Notify)}, {"delivery", string(s.Delivery)}, {"consumer_dedup", string(s.ConsumerDedup)},
-			{"publish_dedup", strconv.FormatBool(s.PublishDedup)}, {"ack_wait_ms", strconv.Itoa(s.AckWaitMS)},
-		} {
-			fmt.Fprintf(&b, "| `%s` | `%s` |\n", row[0], row[1])
-		}
+		fmt.Fprintf(&b, "# %s\n\n", lang.T("report.title", mdText(hist.Lab)))
+		reportSettings(&b, lang, s)
 		fmt.Fprintf(&b, "\n## %s\n\n", lang.T("report.actions"))
 		if len(hist.Operations) == 0 {
 			fmt.Fprintf(&b, "%s\n", lang.T("log.empty"))
 		}
 		for i, op := range hist.Operations {
-			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", op.OrderID, lang.Money(op.Amount), op.KeyStrategy))
+			fmt.Fprintf(&b, "%d. %s\n", i+1, lang.T("report.operation", mdCode(op.OrderID), lang.Money(op.Amount), mdCode(string(op.KeyStrategy))))
 			for _, a := range op.Attempts {
-				fmt.Fprintf(&b, "   - %s\n", lang.Say(attemptText(&a)))
+				// The attempt's words are the page's; its key, made by the
+				// client from the order id or digits, is escaped where it shows.
+				fmt.Fprintf(&b, "   - %s\n", mdText(lang.Say(attemptText(&a))))
 			}
 		}
-		direct, n, err := h.Ledger.DirectCharges(c.Request().Context(), hist.lab, reportDirect)
-		if err != nil {
+		if err := reportDirect(ctx, &b, lang, h, hist.lab); err != nil {
 			return err
 		}
-		if n > 0 {
-			fmt.Fprintf(&b, "\n%s\n\n", lang.T("report.direct", n))
-			for _, p := range direct {
-				key := lang.T("log.no-key")
-				if p.IdempotencyKey != nil {
-					key = lang.T("log.key", "`"+*p.IdempotencyKey+"`")
-				}
-				fmt.Fprintf(&b, "- %s\n", lang.T("report.direct.row", p.ID, "`"+p.OrderID+"`", lang.Money(p.Amount), key))
-			}
-			if more := n - int64(len(direct)); more > 0 {
-				fmt.Fprintf(&b, "- %s\n", lang.T("report.direct.more", more))
-			}
-		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n", lang.T("report.outcome"), lang.T("report.totals", hist.Payments, lang.Plural(hist.Payments, "ledger.charges"), lang.Money(hist.Total)))
-		if mb, err := h.Notify.Mailbox(c.Request().Context(), hist.lab, 0); err != nil {
+		if mb, err := h.Notify.Mailbox(ctx, hist.lab, 0); err != nil {
 			return err
 		} else if mb.Count > 0 || s.Notify != sim.NotifyOff {
 			fmt.Fprintf(&b, "\n%s\n", lang.Say(views.M("report.emails", views.Count{N: mb.Count, Key: "mail.count"})))
 			for _, d := range mb.Doubled {
-				fmt.Fprintf(&b, "- `%s` %s\n", d.OrderID, lang.T("mail.alert.line", d.Emails))
+				fmt.Fprintf(&b, "- %s %s\n", mdCode(d.OrderID), lang.T("mail.alert.line", d.Emails))
 			}
 		}
-		v, err := lessonView(c.Request().Context(), h, hist.lab)
+		v, err := lessonView(ctx, h, hist.lab)
 		if err != nil {
 			return err
 		}
@@ -194,4 +174,42 @@ func handleExportReport(h *house.House) echo.HandlerFunc {
 		download(c, "report-"+hist.Lab+".md")
 		return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(b.String()))
 	}
+}
+
+// reportSettings writes the report's table of the lab's settings.
+func reportSettings(b *strings.Builder, lang views.Lang, s sim.Settings) {
+	fmt.Fprintf(b, "## %s\n\n", lang.T("report.settings"))
+	fmt.Fprintf(b, "| | |\n|---|---|\n")
+	for _, row := range [][2]string{
+		{"protection", string(s.Protection)}, {"key_strategy", string(s.KeyStrategy)}, {"network", string(s.Network)},
+		{"retry", fmt.Sprintf("%s, %d, %d–%d ms, %s", s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter)},
+		{"client_timeout_ms", strconv.Itoa(s.ClientTimeoutMS)}, {"server_delay_ms", strconv.Itoa(s.ServerDelayMS)},
+		{"check_gap_ms", strconv.Itoa(s.CheckGapMS)}, {"isolation", string(s.Isolation)}, {"key_ttl_s", strconv.Itoa(s.KeyTTLS)},
+		{"lock_timeout_ms", strconv.Itoa(s.LockTimeoutMS)}, {"server_fault", string(s.ServerFault)}, {"seed", strconv.FormatInt(s.Seed, 10)},
+		{"notify", string(s.Notify)}, {"delivery", string(s.Delivery)}, {"consumer_dedup", string(s.ConsumerDedup)},
+		{"publish_dedup", strconv.FormatBool(s.PublishDedup)}, {"ack_wait_ms", strconv.Itoa(s.AckWaitMS)},
+	} {
+		fmt.Fprintf(b, "| %s | %s |\n", mdCode(row[0]), mdCode(row[1]))
+	}
+}
+
+// reportDirect lists the charges sent straight to the API, the first of
+// them one by one: their order ids and keys as they were typed.
+func reportDirect(ctx context.Context, b *strings.Builder, lang views.Lang, h *house.House, l *labs.Lab) error {
+	direct, n, err := h.Ledger.DirectCharges(ctx, l, reportDirectRows)
+	if err != nil || n == 0 {
+		return err
+	}
+	fmt.Fprintf(b, "\n%s\n\n", lang.T("report.direct", n))
+	for _, p := range direct {
+		key := lang.T("log.no-key")
+		if p.IdempotencyKey != nil {
+			key = lang.T("log.key", mdCode(*p.IdempotencyKey))
+		}
+		fmt.Fprintf(b, "- %s\n", lang.T("report.direct.row", p.ID, mdCode(p.OrderID), lang.Money(p.Amount), key))
+	}
+	if more := n - int64(len(direct)); more > 0 {
+		fmt.Fprintf(b, "- %s\n", lang.T("report.direct.more", more))
+	}
+	return nil
 }
