@@ -53,7 +53,7 @@ var mailMessages = map[string]message{
 	"queue.waiting":               {"waiting for the consumer…", "ждёт консьюмера…"},
 	"compare.mail.title":          {"The email: consumer deduplication × delivery fate", "Письмо: дедупликация у консьюмера × судьба доставки"},
 	"compare.mail.script":         {"Nine more labs, notify “queue”: the customer buys order-42 twice, each purchase charged once. A correct consumer sends 2 emails, one per purchase.", "Ещё девять лабораторий, письмо через очередь: покупатель дважды покупает order-42, каждая покупка списана один раз. Правильный консьюмер отправляет 2 письма — по одному на покупку."},
-	"compare.mail.caption":        {"Emails in each lab's mailbox; open a cell to see its lab.", "Письма в ящике каждой лаборатории; ячейка открывает свою лабораторию."},
+	"compare.mail.caption":        {"Emails in each lab's mailbox; a cell opens a new lab of your own that replays it.", "Письма в ящике каждой лаборатории; ячейка открывает вашу новую лабораторию, которая её повторяет."},
 	"compare.dedup-fate":          {"dedup ↓ / delivery →", "дедупликация ↓ / доставка →"},
 	"compare.mail.cause.right":    {"✓ an email per purchase", "✓ по письму на покупку"},
 	"compare.mail.cause.double":   {"⚠ an email sent twice", "⚠ письмо отправлено дважды"},

@@ -104,7 +104,7 @@ var pageMessages = map[string]message{
 	// side by side
 	"compare.title":          {"Side by side: every key source × every protection", "Рядом: каждый источник ключа × каждая защита"},
 	"compare.script":         {"One script, run in 30 fresh labs: charge order-42 %[1]s, the answer is lost, the client retries twice, then the customer buys the same thing again. A correct server ends with 2 charges, %[2]s.", "Один сценарий в 30 новых лабораториях: списать %[1]s за order-42, ответ теряется, клиент дважды повторяет, затем покупатель покупает то же самое ещё раз. Правильный сервер заканчивает с 2 списаниями на %[2]s."},
-	"compare.caption":        {"Charges and total in each lab; open a cell to see its lab.", "Списания и сумма в каждой лаборатории; ячейка открывает свою лабораторию."},
+	"compare.caption":        {"Charges and total in each lab; a cell opens a new lab of your own that replays it.", "Списания и сумма в каждой лаборатории; ячейка открывает вашу новую лабораторию, которая её повторяет."},
 	"compare.key-protection": {"key ↓ / protection →", "ключ ↓ / защита →"},
 	"compare.cause.double":   {"⚠ double charge", "⚠ двойное списание"},
 	"compare.cause.refused":  {"✗ a purchase refused as a duplicate", "✗ покупка отклонена как дубликат"},

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,25 +18,29 @@ import (
 )
 
 // Each cell of the side-by-side grid is what the API gives when the same
-// script is played by hand in a lab with that cell's settings.
+// script is played by hand in a lab with that cell's settings; and the
+// cell's link, a scenario, rebuilds a lab of the reader's own with those
+// settings and that script, which ends with the cell's ledger.
 func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, withLimits(labs.Config{}, web.Options{LabRate: web.Rate{Burst: -1}}), withParts())
+	s := startServer(t, withLimits(labs.Config{}, web.Options{LabRate: web.Rate{Burst: -1}, ScenarioRate: web.Rate{Burst: -1}}), withParts())
 	p, _ := openPage(t, s, "")
 	doc, _ := p.compare("")
-	grid := map[string][2]int64{}
+	grid, links := map[string][2]int64{}, map[string]string{}
 	doc.Find(`[data-testid="compare-cell"]`).Each(func(_ int, c *goquery.Selection) {
 		n, _ := strconv.ParseInt(c.AttrOr("data-count", ""), 10, 64)
 		total, _ := strconv.ParseInt(c.AttrOr("data-total", ""), 10, 64)
-		grid[c.AttrOr("data-key-strategy", "")+"/"+c.AttrOr("data-protection", "")] = [2]int64{n, total}
+		name := c.AttrOr("data-key-strategy", "") + "/" + c.AttrOr("data-protection", "")
+		grid[name], links[name] = [2]int64{n, total}, c.Find("a").AttrOr("href", "")
 	})
 	if want := len(sim.Protections) * len(sim.KeyStrategies); len(grid) != want {
 		t.Fatalf("%d cells, want %d", len(grid), want)
 	}
-	byHand := map[string][2]int64{}
+	byHand, byLink := map[string][2]int64{}, map[string][2]int64{}
 	script := sim.DefaultScript()
 	for _, k := range sim.KeyStrategies {
 		for _, pr := range sim.Protections {
+			name := string(k) + "/" + string(pr)
 			lab := s.newLab(fmt.Sprintf(`{"protection":%q,"key_strategy":%q}`, pr, k))
 			for _, st := range script.Steps {
 				switch st.Action {
@@ -46,11 +51,22 @@ func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 				}
 			}
 			l := s.ledger(lab)
-			byHand[string(k)+"/"+string(pr)] = [2]int64{l.Count, l.Total}
+			byHand[name] = [2]int64{l.Count, l.Total}
+
+			rebuilt := s.rebuild(links[name])
+			settings := s.must(http.StatusOK, "GET", rebuilt+"/settings", "").JSON(t)
+			if settings["protection"] != string(pr) || settings["key_strategy"] != string(k) {
+				t.Errorf("%s: the link rebuilds a lab of %v/%v", name, settings["key_strategy"], settings["protection"])
+			}
+			l = s.ledger(rebuilt)
+			byLink[name] = [2]int64{l.Count, l.Total}
 		}
 	}
 	if d := cmp.Diff(byHand, grid); d != "" {
 		t.Errorf("grid differs from the script by hand (-by hand +grid):\n%s", d)
+	}
+	if d := cmp.Diff(byLink, grid); d != "" {
+		t.Errorf("grid differs from the labs its links rebuild (-rebuilt +grid):\n%s", d)
 	}
 	// and the lessons show in it: no protection double-charges, a natural
 	// key refuses the second purchase, a UUID per operation under replay is right
@@ -59,6 +75,26 @@ func TestCompareCellsMatchTheAPIByHand(t *testing.T) {
 			t.Errorf("%s: %d charges, want %d", cell, grid[cell][0], want)
 		}
 	}
+}
+
+// rebuild opens a scenario link as a new reader does and returns the API
+// address of the lab it built for them.
+func (s *testServer) rebuild(link string) string {
+	s.tb.Helper()
+	if !strings.HasPrefix(link, "/s/") {
+		s.tb.Fatalf("the link %q is no scenario link", link)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(s.URL + link)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/labs/") {
+		s.tb.Fatalf("%s: %d to %q, want 303 to a new lab", link, resp.StatusCode, loc)
+	}
+	return "/api/v1/labs/" + strings.TrimPrefix(loc, "/labs/")
 }
 
 // The grid writes its amounts as the reader's language does; its data
@@ -152,4 +188,73 @@ func TestCompareNamesTheCause(t *testing.T) {
 			t.Errorf("%s says %q, want %q", cell, strings.TrimSpace(c.Text()), want[1])
 		}
 	}
+}
+
+// A shared comparison shows results and hands out no lab: neither its page
+// nor the API names the labs behind its cells, whose links rebuild labs of
+// the reader's own instead; and those labs are gone once the results are
+// read, so comparisons never fill the server (five in a row on a server
+// of 35 labs at most).
+func TestCompareHandsOutNoLabs(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withLimits(labs.Config{MaxLabs: 35}, web.Options{CompareRate: web.Rate{Burst: -1}}))
+	p, _ := openPage(t, s, "")
+	n0 := s.House.Labs.Count()
+	for i := range 5 {
+		got := s.must(http.StatusOK, "POST", "/api/v1/compare", "").JSON(t)
+		for _, c := range got["cells"].([]any) {
+			cell := c.(map[string]any)
+			if _, ok := cell["lab"]; ok {
+				t.Fatalf("comparison %d: a cell names its lab: %v", i+1, cell)
+			}
+			if u, _ := cell["scenario_url"].(string); !strings.HasPrefix(u, "/s/") {
+				t.Errorf("comparison %d: a cell's scenario_url %v, want a /s/ link", i+1, cell["scenario_url"])
+			}
+		}
+		if n := s.House.Labs.Count(); n != n0 {
+			t.Errorf("comparison %d left %d labs, want none", i+1, n-n0)
+		}
+	}
+	doc, loc := p.compare("")
+	if html, _ := doc.Html(); strings.Contains(html, "/labs/") {
+		t.Errorf("the comparison's page links to a lab:\n%s", html)
+	}
+	if n := doc.Find(`[data-testid="compare-cell"] a[href^="/s/"]`).Length(); n != len(sim.Protections)*len(sim.KeyStrategies) {
+		t.Errorf("%d cells link to a scenario, want every one", n)
+	}
+	if raw := s.must(http.StatusOK, "GET", "/api/v1"+loc, "").Body; strings.Contains(string(raw), `"lab"`) {
+		t.Errorf("the API's comparison names a lab: %s", raw)
+	}
+	var kept int
+	if err := s.Store.QueryRow(context.Background(), `SELECT COUNT(*) FROM comparisons WHERE result LIKE '%"lab"%'`).Scan(&kept); err != nil || kept != 0 {
+		t.Errorf("%d comparisons keep their labs' ids (%v)", kept, err)
+	}
+}
+
+// GET /compare, where a form's address leads a reader who types it or
+// reloads it, is a small page in the reader's language with the button
+// that runs a comparison, not a "method not allowed".
+func TestCompareAddressOffersTheButton(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, lang := range []string{"en", "ru"} {
+		r := s.must(http.StatusOK, "GET", "/compare?lang="+lang, "", "Accept", "text/html")
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("%s: Content-Type %q", lang, ct)
+		}
+		doc := getPage(t, http.DefaultClient, s.URL+"/compare?lang="+lang, "")
+		if got := doc.Find("html").AttrOr("lang", ""); got != lang {
+			t.Errorf("the page's language %q, want %s", got, lang)
+		}
+		form := doc.Find(`form[method="post"][action="/compare"]`)
+		if form.Find(`button[data-testid="compare"]`).Length() != 1 {
+			t.Errorf("%s: no Compare button posting to /compare", lang)
+		}
+		if lang == "ru" {
+			for _, w := range englishOn(doc, "") {
+				t.Errorf("the Russian page shows %q", w)
+			}
+		}
+	}
+	s.must(http.StatusOK, "HEAD", "/compare", "")
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"idemlab/sim"
 	"idemlab/sim/labs"
 	"idemlab/web"
 )
@@ -136,24 +135,4 @@ func TestMaxLabs(t *testing.T) {
 	_ = p
 	s.must(http.StatusNoContent, "DELETE", a, "")
 	s.newLab("")
-}
-
-// The labs a comparison makes idle out like any other: comparing no
-// longer adds labs for good.
-func TestCompareLabsIdleOut(t *testing.T) {
-	t.Parallel()
-	clock := newFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	s := startServer(t, withClock(clock), withLimits(labs.Config{LabIdle: time.Hour, SweepEvery: time.Hour}, web.Options{}))
-	n0 := s.House.Labs.Count()
-	s.must(http.StatusOK, "POST", "/api/v1/compare", "")
-	if want := int64(len(sim.Protections) * len(sim.KeyStrategies)); s.House.Labs.Count() != n0+want {
-		t.Fatalf("labs %d → %d after a comparison, want %d more", n0, s.House.Labs.Count(), want)
-	}
-	clock.Advance(2 * time.Hour)
-	if err := s.House.Labs.Janitor().Sweep(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.House.Labs.Count(); got != n0 {
-		t.Errorf("labs %d → %d after the comparison's labs idled out, want %d", n0, got, n0)
-	}
 }

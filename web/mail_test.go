@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"idemlab/sim/labs"
+	"idemlab/web"
 )
 
 // mailbox is the lab's mailbox over the API.
@@ -236,10 +239,11 @@ func TestNotifyDirect(t *testing.T) {
 // The comparison's second grid: every consumer deduplication × delivery
 // fate, two purchases of one order. Only the message id gives an email per
 // purchase under every fate; none sends one twice under a crash or a second
-// publish; the order silences the second purchase.
+// publish; the order silences the second purchase. Each cell's link
+// rebuilds a lab of the reader's own that ends with the cell's emails.
 func TestCompareMailGrid(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, withParts())
+	s := startServer(t, withParts(), withLimits(labs.Config{}, web.Options{ScenarioRate: web.Rate{Burst: -1}}))
 	got := s.must(http.StatusOK, "POST", "/api/v1/compare", "").JSON(t)
 	cells, _ := got["mail_cells"].([]any)
 	if len(cells) != 9 {
@@ -256,5 +260,13 @@ func TestCompareMailGrid(t *testing.T) {
 		if m["cause"] != want[name] {
 			t.Errorf("%s: %v emails, cause %v; want %s", name, m["emails"], m["cause"], want[name])
 		}
+		link, _ := m["scenario_url"].(string)
+		rebuilt := s.rebuild(link)
+		if st := s.must(http.StatusOK, "GET", rebuilt+"/settings", "").JSON(t); fmt.Sprint(st["consumer_dedup"], "/", st["delivery"]) != name {
+			t.Errorf("%s: the link rebuilds a lab of %v/%v", name, st["consumer_dedup"], st["delivery"])
+		}
+		waitFor(t, 10*time.Second, name+"'s emails in the rebuilt lab", func() bool {
+			return s.must(http.StatusOK, "GET", rebuilt+"/emails", "").JSON(t)["count"] == m["emails"]
+		})
 	}
 }

@@ -1,6 +1,12 @@
 // Package compare runs one fault script in a lab per protection × key
 // source, side by side, and a second grid per consumer deduplication ×
 // delivery fate, and keeps each run under an address of its own.
+//
+// A comparison is shared by its address, so it never names the labs behind
+// its cells: whoever had the id of one could reset or delete it. Each cell
+// keeps instead the scenario of its lab (its settings and what the script
+// did), whose link builds every reader a new lab of their own; and the
+// cells' labs are removed as soon as their results are read.
 package compare
 
 import (
@@ -18,18 +24,23 @@ import (
 	"idemlab/sim/labs"
 	"idemlab/sim/ledger"
 	"idemlab/sim/notify"
+	"idemlab/sim/scenario"
 	"idemlab/sim/store"
 )
 
 // Cell is one lab of a side-by-side comparison: a protection and a key
-// source, and what the script left in its ledger.
+// source, what the script left in its ledger, and the scenario that
+// rebuilds the lab.
 type Cell struct {
 	Protection  sim.Protection  `json:"protection"`
 	KeyStrategy sim.KeyStrategy `json:"key_strategy"`
-	Lab         string          `json:"lab"`
-	Count       int64           `json:"count"`
-	Total       int64           `json:"total"`
-	Purchases   int64           `json:"purchases"` // what the script meant to charge
+	// Scenario is the code of the cell's lab as the script left it (see
+	// package scenario): /s/{code} builds a new lab of the opener's own
+	// with its settings and script. "" when there is none.
+	Scenario  string `json:"scenario,omitempty"`
+	Count     int64  `json:"count"`
+	Total     int64  `json:"total"`
+	Purchases int64  `json:"purchases"` // what the script meant to charge
 	// Cause is why the lab ended as it did: right (as many charges as
 	// purchases), double (more), and when fewer, why the server charged
 	// less: refused (a purchase answered "duplicate"), replayed (a purchase
@@ -64,23 +75,25 @@ const atOnce = 4
 
 // Comparisons run and keep the side-by-side comparisons.
 type Comparisons struct {
-	store  *store.Store
-	labs   *labs.Registry
-	client *client.Client
-	ledger *ledger.Ledger
-	notify *notify.Notifier
-	clock  clock.Clock
+	store     *store.Store
+	labs      *labs.Registry
+	client    *client.Client
+	ledger    *ledger.Ledger
+	notify    *notify.Notifier
+	scenarios *scenario.Scenarios
+	clock     clock.Clock
 }
 
 // New returns the comparisons, run in labs of the registry.
-func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, n *notify.Notifier, clk clock.Clock) *Comparisons {
-	return &Comparisons{store: s, labs: reg, client: c, ledger: g, notify: n, clock: clk}
+func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, n *notify.Notifier, sc *scenario.Scenarios, clk clock.Clock) *Comparisons {
+	return &Comparisons{store: s, labs: reg, client: c, ledger: g, notify: n, scenarios: sc, clock: clk}
 }
 
 // Run runs the script against every protection × key strategy, each in a
-// lab of its own (kind "compare": it idles out like any other), a few labs
-// at a time, and keeps the result under an id of its own. The labs stay to
-// be looked at.
+// lab of its own, a few labs at a time, and keeps the result under an id
+// of its own. Each lab is removed once its result is read (scenario links
+// rebuild them): comparisons hold no labs, and never fill -max-labs. A lab
+// that a crash leaves behind is of kind "compare" and idles out.
 func (cs *Comparisons) Run(ctx context.Context, script sim.Script) (Comparison, error) {
 	cells, err := cs.grid(ctx, script)
 	if err != nil {
@@ -119,8 +132,8 @@ func (cs *Comparisons) Get(ctx context.Context, id string) (Comparison, error) {
 	return c, nil
 }
 
-// Room is the comparisons' part in the labs' life: their results go when
-// their labs idle out.
+// Room is the comparisons' part in the labs' life: their results go after
+// the labs' idle time, as an unused lab would.
 func (cs *Comparisons) Room() labs.Room { return room{cs} }
 
 type room struct{ cs *Comparisons }
@@ -130,8 +143,7 @@ func (room) Reset(context.Context, *store.Tx, string) error { return nil }
 func (room) Purge(context.Context, string) error            { return nil }
 func (room) Close(context.Context, string, labs.Closing)    {}
 
-// Sweep deletes the comparisons as old as the labs' idle time: their labs
-// idle out about then.
+// Sweep deletes the comparisons as old as the labs' idle time.
 func (r room) Sweep(ctx context.Context, now time.Time) error {
 	idle := r.cs.labs.Config().LabIdle
 	if _, err := r.cs.store.Exec(ctx, `DELETE FROM comparisons WHERE created_at < ?`, now.Add(-idle).UnixMilli()); err != nil {
@@ -176,7 +188,7 @@ func (cs *Comparisons) cell(ctx context.Context, script sim.Script, c *Cell) err
 	if err != nil {
 		return err
 	}
-	c.Lab = l.ID
+	defer cs.remove(ctx, l)
 	if err := cs.client.RunScript(ctx, l, script); err != nil {
 		return err
 	}
@@ -185,8 +197,29 @@ func (cs *Comparisons) cell(ctx context.Context, script sim.Script, c *Cell) err
 		return err
 	}
 	c.Count, c.Total = t.Payments, t.Total
-	c.Cause, err = cs.cause(ctx, l, c)
+	if c.Cause, err = cs.cause(ctx, l, c); err != nil {
+		return err
+	}
+	c.Scenario, err = cs.scenario(ctx, l)
 	return err
+}
+
+// scenario is the code that rebuilds the cell's lab, or "" when the lab
+// did more than a link carries.
+func (cs *Comparisons) scenario(ctx context.Context, l *labs.Lab) (string, error) {
+	code, _, ok, err := cs.scenarios.Code(ctx, l)
+	if err != nil || !ok {
+		return "", err
+	}
+	return code, nil
+}
+
+// remove removes a cell's lab once its result is read, even when the run
+// failed or its caller hung up: nobody can reach it, and it must not hold
+// a place under -max-labs. One that cannot be removed now (the database
+// is down) idles out.
+func (cs *Comparisons) remove(ctx context.Context, l *labs.Lab) {
+	_ = cs.labs.Remove(context.WithoutCancel(ctx), l.ID)
 }
 
 // cause says why a cell's lab ended as it did, from what the server

@@ -14,11 +14,12 @@ import (
 // delivery fate, and the emails two purchases of one order left in the
 // mailbox.
 type MailCell struct {
-	Dedup     sim.ConsumerDedup `json:"consumer_dedup"`
-	Delivery  sim.MessageFate   `json:"delivery"`
-	Lab       string            `json:"lab"`
-	Emails    int64             `json:"emails"`
-	Purchases int64             `json:"purchases"`
+	Dedup    sim.ConsumerDedup `json:"consumer_dedup"`
+	Delivery sim.MessageFate   `json:"delivery"`
+	// Scenario rebuilds the cell's lab, as a Cell's does.
+	Scenario  string `json:"scenario,omitempty"`
+	Emails    int64  `json:"emails"`
+	Purchases int64  `json:"purchases"`
 	// Cause: right (an email per purchase), double (more: a delivery or a
 	// copy sent one again), silenced (fewer: the second, real purchase was
 	// taken for a repeat).
@@ -63,11 +64,14 @@ func (cs *Comparisons) mailCell(ctx context.Context, c *MailCell) error {
 	if err != nil {
 		return err
 	}
-	c.Lab = l.ID
+	defer cs.remove(ctx, l)
 	if err := cs.client.RunScript(ctx, l, mailScript); err != nil {
 		return err
 	}
 	if c.Emails, err = cs.settled(ctx, l, ackWait*time.Millisecond); err != nil {
+		return err
+	}
+	if c.Scenario, err = cs.scenario(ctx, l); err != nil {
 		return err
 	}
 	switch {

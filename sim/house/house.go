@@ -127,7 +127,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
 	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.log)
 	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Bus, h.log)
-	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Clock)
+	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Scenarios, h.Clock)
 	return h.start(ctx)
 }
 
