@@ -31,7 +31,8 @@ type Config struct {
 
 	// Deliver is called once per accepted message, after DATA. Its context ends when
 	// the server closes. An error or a panic makes the server answer 451 (temporary),
-	// so the client does not count the message as delivered. nil discards messages.
+	// so the client does not count the message as delivered; an error that wraps
+	// ErrRefused, 554: the message will never be taken. nil discards messages.
 	Deliver func(ctx context.Context, r Received) error
 
 	Logger *slog.Logger // nil discards; the server never writes to stderr on its own

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -199,6 +200,8 @@ func TestDeliverFailureIsTemporary(t *testing.T) {
 				return errors.New("disk full")
 			case "panic":
 				panic("deliver blew up")
+			case "never":
+				return fmt.Errorf("no such lab: %w", mail.ErrRefused)
 			}
 			return nil
 		},
@@ -213,13 +216,16 @@ func TestDeliverFailureIsTemporary(t *testing.T) {
 			t.Errorf("%s: reply %v is not temporary", subject, reply)
 		}
 	}
+	never := hello
+	never.Subject = "never"
+	wantReply(t, mail.Send(testContext(t), s.Dest(), never), 554) // refused for good: not to be sent again
 	if err := mail.Send(testContext(t), s.Dest(), hello); err != nil {
 		t.Fatalf("Send after a failing and a panicking Deliver: %v", err)
 	}
 
 	s.Close() // waits for the server's goroutines, so logs and calls are settled
-	if got := calls.Load(); got != 3 {
-		t.Errorf("Deliver called %d times, want 3", got)
+	if got := calls.Load(); got != 4 {
+		t.Errorf("Deliver called %d times, want 4", got)
 	}
 	for _, want := range []string{"disk full", "deliver blew up"} {
 		if !strings.Contains(logs.String(), want) {

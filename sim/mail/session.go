@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"errors"
 	"io"
 	"runtime/debug"
 	"slices"
@@ -21,12 +22,22 @@ var (
 		EnhancedCode: smtp.EnhancedCode{4, 3, 0},
 		Message:      "Message not delivered, try again later",
 	}
+	replyRefused = &smtp.SMTPError{
+		Code:         554,
+		EnhancedCode: smtp.EnhancedCode{5, 6, 0},
+		Message:      "Message refused, not delivered",
+	}
 	replyClosing = &smtp.SMTPError{
 		Code:         421,
 		EnhancedCode: smtp.EnhancedCode{4, 3, 2},
 		Message:      "Server shutting down",
 	}
 )
+
+// ErrRefused, wrapped by an error of Config.Deliver, says the message will
+// never be taken (it names no lab, say): the peer is told 554, not to try
+// again later.
+var ErrRefused = errors.New("mail: refused")
 
 // session is one SMTP conversation: whether the peer signed in, and the
 // envelope of the message in progress.
@@ -104,6 +115,9 @@ func (s *Server) handOver(msg Received) (err error) {
 	}()
 	if err := s.deliver(s.ctx, msg); err != nil {
 		s.log.Warn("mail: deliver failed", "message_id", msg.MessageID, "err", err)
+		if errors.Is(err, ErrRefused) {
+			return replyRefused
+		}
 		return replyTryLater
 	}
 	return nil

@@ -140,18 +140,17 @@ func (o *outbox) sendUnsent(ctx context.Context) error {
 // named by its X-Idemlab-Lab header, the order by X-Idemlab-Order. Only
 // this process can deliver (the mailbox asks for its credentials), but the
 // headers are input all the same: an email for a lab that is not there, or
-// for an order id the charges' rules refuse, is refused and stored nowhere
-// (the sender is told to try later, and the outbox keeps its email).
+// for an order id the charges' rules refuse, is refused for good (554) and
+// stored nowhere.
 func (o *outbox) ReceiveMail(ctx context.Context, r mail.Received) error {
 	lab, orderID := r.Headers["X-Idemlab-Lab"], r.Headers["X-Idemlab-Order"]
-	if !sim.ValidLabID(lab) {
-		return sim.NoLab(sim.Clip(lab))
-	}
-	if _, err := o.n.Labs.Lab(ctx, lab); err != nil {
+	if _, err := o.n.Labs.Lab(ctx, lab); sim.ErrorCode(err) == sim.ENotFound {
+		return fmt.Errorf("%w: %w", mail.ErrRefused, err)
+	} else if err != nil {
 		return err
 	}
 	if err := (sim.Charge{OrderID: orderID, Amount: 1}).Validate(); err != nil {
-		return fmt.Errorf("mailbox %s: %w", lab, err)
+		return fmt.Errorf("%w: mailbox %s: %w", mail.ErrRefused, lab, err)
 	}
 	to := ""
 	if len(r.To) > 0 {

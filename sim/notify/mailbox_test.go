@@ -2,9 +2,12 @@ package notify_test
 
 import (
 	"context"
+	"errors"
 	"net/smtp"
 	"strings"
 	"testing"
+
+	gosmtp "github.com/emersion/go-smtp"
 
 	"idemlab/sim"
 	"idemlab/sim/house"
@@ -81,7 +84,7 @@ func TestMailboxRefusesOtherLocalUsers(t *testing.T) {
 
 // The mailbox believes its headers no more than any other input: an email
 // for a lab that does not exist, or for an order id the lab's rules refuse,
-// is refused and stored nowhere.
+// is refused for good and stored nowhere.
 func TestMailboxRefusesBadHeaders(t *testing.T) {
 	h, l := openMailbox(t)
 	ctx := context.Background()
@@ -94,8 +97,9 @@ func TestMailboxRefusesBadHeaders(t *testing.T) {
 	} {
 		m := mail.Message{From: sim.ShopAddress, To: sim.CustomerAddress, Subject: "order placed", Body: "hello",
 			MessageID: "bad-" + strings.ReplaceAll(tc.name, " ", "-"), Headers: map[string]string{"X-Idemlab-Lab": tc.lab, "X-Idemlab-Order": tc.order}}
-		if err := mail.Send(ctx, h.Notify.OwnMailbox().Dest(), m); err == nil {
-			t.Errorf("%s: accepted", tc.name)
+		var reply *gosmtp.SMTPError
+		if err := mail.Send(ctx, h.Notify.OwnMailbox().Dest(), m); !errors.As(err, &reply) || reply.Code != 554 {
+			t.Errorf("%s: %v, want refused for good (554)", tc.name, err)
 		}
 	}
 	var n int
