@@ -3,9 +3,13 @@ package notify_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
+	"net"
 	"net/smtp"
 	"strings"
 	"testing"
+	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
 
@@ -106,4 +110,69 @@ func TestMailboxRefusesBadHeaders(t *testing.T) {
 	if err := h.Store.QueryRow(ctx, `SELECT COUNT(*) FROM emails`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d emails stored (%v), want none", n, err)
 	}
+}
+
+// externalServer is another SMTP server, such as a teacher's Mailpit: it
+// asks no sign-in and counts what it gets.
+type externalServer struct{ got chan string }
+
+func (e *externalServer) NewSession(*gosmtp.Conn) (gosmtp.Session, error) { return e, nil }
+func (e *externalServer) Mail(string, *gosmtp.MailOptions) error          { return nil }
+func (e *externalServer) Rcpt(string, *gosmtp.RcptOptions) error          { return nil }
+func (e *externalServer) Reset()                                          {}
+func (e *externalServer) Logout() error                                   { return nil }
+func (e *externalServer) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	e.got <- string(b)
+	return err
+}
+
+// With -smtp naming another server, the lab sends there without signing
+// in (the server is the user's, and may know no AUTH), and records what
+// it sent.
+func TestExternalServerGetsNoSignIn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := &externalServer{got: make(chan string, 10)}
+	srv := gosmtp.NewServer(ext)
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h, err := house.Open(ctx, house.Config{Store: db, Notify: notify.Config{SMTP: ln.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	l, err := h.Labs.CreatePrivate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := sim.NotifyDirect
+	if _, err := h.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{Notify: &direct}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ext.got:
+		if !strings.Contains(m, "X-Idemlab-Order: order-42") {
+			t.Errorf("the external server got:\n%s", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the external server got no email")
+	}
+	waitFor(t, "the email recorded", func() bool {
+		mb, err := h.Notify.Mailbox(ctx, l, 10)
+		return err == nil && mb.Count == 1
+	})
 }
