@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -140,5 +141,39 @@ func TestDeleteOperationNeedsNoAmount(t *testing.T) {
 	field, _ = problemField(t, s.do("POST", lab+"/operations", `{"order_id":"order-42","method":"PUT"}`))
 	if field != "amount" {
 		t.Errorf("PUT without an amount: %s, want amount", field)
+	}
+}
+
+// A lesson's step answers once what it caused has settled: the last step
+// of lessons 7 and 8 says "met" at once, the redelivery after the
+// consumer's crash and the second copy already counted, not "differs"
+// until they come; the first step's two emails are there when it answers.
+func TestLessonStepAnswersSettled(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withParts())
+	for _, n := range []int{7, 8} {
+		for trial := range 2 {
+			t.Run(fmt.Sprintf("lesson %d/%d", n, trial), func(t *testing.T) {
+				t.Parallel()
+				s := s.of(t)
+				lab := s.newLab("")
+				steps := s.must(http.StatusOK, "POST", lab+"/lesson", fmt.Sprintf(`{"lesson":%d}`, n)).JSON(t)["steps"].(float64)
+				s.must(http.StatusOK, "POST", lab+"/lesson/setup", "")
+				var got map[string]any
+				for at := range int(steps) {
+					got = s.must(http.StatusOK, "POST", lab+"/lesson/step", fmt.Sprintf(`{"at":%d}`, at)).JSON(t)
+					if at > 0 {
+						continue
+					}
+					// Step 0 charges order-42: two emails, by the redelivery (7) or the second copy (8).
+					if mb := s.must(http.StatusOK, "GET", lab+"/emails", "").JSON(t); mb["count"] != float64(2) {
+						t.Errorf("after step 0: %v emails, want 2", mb["count"])
+					}
+				}
+				if got["state"] != "met" {
+					t.Errorf("the last step answered %v, want met", got)
+				}
+			})
+		}
 	}
 }
