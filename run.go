@@ -52,10 +52,10 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (f 
 	fs.StringVar(&f.addr, "addr", envOr(getenv, "IDEMLAB_ADDR", "127.0.0.1:8080"), "address to listen on (env IDEMLAB_ADDR)")
 	fs.StringVar(&f.db, "db", envOr(getenv, "IDEMLAB_DB", "idemlab.db"), "SQLite database file, :memory:, or a PostgreSQL URL postgres://user@host/db (env IDEMLAB_DB)")
 	fs.BoolVar(&f.verbose, "v", false, "log every request")
-	fs.DurationVar(&f.labIdle, "lab-idle", labs.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it")
-	fs.IntVar(&f.maxLabs, "max-labs", labs.DefaultMaxLabs, "labs the server holds at most; past it, new labs are refused with 503")
-	fs.IntVar(&f.maxInFlight, "max-inflight", labs.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503")
-	fs.IntVar(&f.maxStreams, "max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503")
+	fs.DurationVar(&f.labIdle, "lab-idle", labs.DefaultLabIdle, "remove a private lab untouched for this long, with everything in it; "+labIdleRange.String())
+	fs.IntVar(&f.maxLabs, "max-labs", labs.DefaultMaxLabs, "labs the server holds at most, demo included; past it, new labs are refused with 503; "+maxLabsRange.String())
+	fs.IntVar(&f.maxInFlight, "max-inflight", labs.DefaultMaxInFlight, "simulated requests in flight across all labs (races, retries); past it, 503; "+maxInFlightRange.String())
+	fs.IntVar(&f.maxStreams, "max-streams", web.DefaultMaxStreams, "live streams (open pages) across all labs; past it, 503; "+maxStreamsRange.String())
 	fs.StringVar(&f.nats, "nats", envOr(getenv, "IDEMLAB_NATS", ""), "an external NATS server for the queue (nats://host:4222); default: one embedded, its store beside the database (env IDEMLAB_NATS)")
 	fs.StringVar(&f.redis, "redis", envOr(getenv, "IDEMLAB_REDIS", ""), "a real Redis for protection set-nx (redis://host:6379/0); default: one embedded in the process (env IDEMLAB_REDIS)")
 	fs.StringVar(&f.smtp, "smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
@@ -73,6 +73,9 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (f 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, hk hooks) error {
 	f, help, err := parseFlags(args, getenv, stdout)
 	if err != nil || help {
+		return err
+	}
+	if err := f.check(); err != nil {
 		return err
 	}
 	level := slog.LevelInfo
@@ -169,12 +172,8 @@ func listen(ctx context.Context, ln net.Listener, h *house.House, handler *web.S
 }
 
 // serveDebug serves Go's profiler and expvar (memory statistics) on addr,
-// which must be a loopback address: they say much about the process.
+// a loopback address (check): they say much about the process.
 func serveDebug(addr string, logger *slog.Logger) (stop func(), err error) {
-	host, _, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("-debug %s: must be a loopback address, such as 127.0.0.1:6060", addr)
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)

@@ -67,9 +67,14 @@ const LatestOperation = "latest"
 const MaxRace = 64
 
 // Check refuses a request whose fields break their rules: the charge's
-// fields first, then the fate, then the method.
+// fields first, then the fate, then the method. A DELETE needs no amount
+// (0); given one, it is checked as a charge's.
 func (r OperationRequest) Check() error {
-	if err := (Charge{OrderID: r.OrderID, Amount: r.Amount}).Validate(); err != nil {
+	if r.Method == MethodDelete && r.Amount == 0 {
+		if f, bad := orderIDProblem(r.OrderID); bad {
+			return Invalid(f)
+		}
+	} else if err := (Charge{OrderID: r.OrderID, Amount: r.Amount}).Validate(); err != nil {
 		return err
 	}
 	if err := CheckFate(r.Fate); err != nil {

@@ -82,8 +82,8 @@ func (s Settings) Validate() error {
 			fs = append(fs, Broke(field, "one-of", quoted(allowed)))
 		}
 	}
-	between := func(field string, v, lo, hi int) {
-		if v < lo || v > hi {
+	between := func(field string, v int64) {
+		if lo, hi, _ := SettingRange(field); v < lo || v > hi {
 			fs = append(fs, Broke(field, "range", lo, hi))
 		}
 	}
@@ -91,33 +91,60 @@ func (s Settings) Validate() error {
 	oneOf("key_strategy", string(s.KeyStrategy), Names(KeyStrategies))
 	oneOf("network", string(s.Network), fateChoices())
 	oneOf("retry.mode", s.Retry.Mode, []string{RetryManual, RetryAuto})
-	between("retry.max_attempts", s.Retry.MaxAttempts, 1, 10)
-	between("retry.base_ms", s.Retry.BaseMS, 1, 10_000)
-	between("retry.cap_ms", s.Retry.CapMS, 1, 60_000)
+	between("retry.max_attempts", int64(s.Retry.MaxAttempts))
+	between("retry.base_ms", int64(s.Retry.BaseMS))
+	between("retry.cap_ms", int64(s.Retry.CapMS))
 	if s.Retry.CapMS < s.Retry.BaseMS {
 		fs = append(fs, Broke("retry.cap_ms", "not-below", "retry.base_ms"))
 	}
 	oneOf("retry.jitter", string(s.Retry.Jitter), Names(Jitters))
-	between("client_timeout_ms", s.ClientTimeoutMS, 50, 60_000)
-	between("server_delay_ms", s.ServerDelayMS, 0, 30_000)
-	between("check_gap_ms", s.CheckGapMS, 0, 10_000)
+	between("client_timeout_ms", int64(s.ClientTimeoutMS))
+	between("server_delay_ms", int64(s.ServerDelayMS))
+	between("check_gap_ms", int64(s.CheckGapMS))
 	oneOf("isolation", string(s.Isolation), Names(Isolations))
-	between("key_ttl_s", s.KeyTTLS, 1, 30*24*60*60)
-	between("lock_timeout_ms", s.LockTimeoutMS, 100, 600_000)
+	between("key_ttl_s", int64(s.KeyTTLS))
+	between("lock_timeout_ms", int64(s.LockTimeoutMS))
 	oneOf("server_fault", string(s.ServerFault), Names(ServerFaults))
 	oneOf("notify", string(s.Notify), Names(Notifies))
 	oneOf("delivery", string(s.Delivery), Names(MessageFates))
 	oneOf("consumer_dedup", string(s.ConsumerDedup), Names(ConsumerDedups))
-	between("ack_wait_ms", s.AckWaitMS, 100, 60_000)
+	between("ack_wait_ms", int64(s.AckWaitMS))
 	oneOf("language", s.Language, []string{"ru", "en"})
-	if s.Seed < 0 || s.Seed > MaxSeed {
-		fs = append(fs, Broke("seed", "range", 0, int64(MaxSeed)))
-	}
+	between("seed", s.Seed)
 	if len(fs) > 0 {
 		return Invalid(fs...)
 	}
 	return nil
 }
+
+// SettingRange is the range of a whole-number setting, named as the
+// errors name it (retry.max_attempts); ok is false for any other field.
+func SettingRange(field string) (lo, hi int64, ok bool) {
+	for _, r := range [...]struct {
+		field  string
+		lo, hi int64
+	}{
+		{"retry.max_attempts", 1, 10},
+		{"retry.base_ms", 1, 10_000},
+		{"retry.cap_ms", 1, 60_000},
+		{"client_timeout_ms", 50, 60_000},
+		{"server_delay_ms", 0, 30_000},
+		{"check_gap_ms", 0, 10_000},
+		{"key_ttl_s", 1, 30 * 24 * 60 * 60},
+		{"lock_timeout_ms", 100, 600_000},
+		{"ack_wait_ms", 100, 60_000},
+		{"seed", 0, MaxSeed},
+	} {
+		if r.field == field {
+			return r.lo, r.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Range is SettingRange: the decoder names a field's own range when a
+// number is beyond what every JSON reader holds exactly.
+func (SettingsPatch) Range(field string) (lo, hi int64, ok bool) { return SettingRange(field) }
 
 // Names are the values of a list of settings values, as strings.
 func Names[T ~string](vs []T) []string {

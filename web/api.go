@@ -78,7 +78,7 @@ func handleGetSettings() echo.HandlerFunc {
 func handlePatchSettings(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var p sim.SettingsPatch
-		if err := decodeJSON(c, &p, false); err != nil {
+		if err := decodePatch(c, &p); err != nil {
 			return err
 		}
 		s, err := h.Labs.UpdateSettings(c.Request().Context(), labOf(c), p)

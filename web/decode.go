@@ -46,6 +46,18 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 // wrong. An empty body is allowed only when optional is set (dst then keeps
 // its zero value).
 func decodeJSON(c echo.Context, dst any, optional bool) error {
+	return decodeWith(c, dst, optional, strictJSON)
+}
+
+// decodePatch is decodeJSON for a PATCH: the body is required, and a null
+// anywhere in it is refused, naming the member; a PATCH says what to
+// change, and null would say nothing (encoding/json leaves the field as
+// it was).
+func decodePatch(c echo.Context, dst any) error {
+	return decodeWith(c, dst, false, strictPatch)
+}
+
+func decodeWith(c echo.Context, dst any, optional bool, opts json.Options) error {
 	r := c.Request()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -62,7 +74,7 @@ func decodeJSON(c echo.Context, dst any, optional bool) error {
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return newProblem(probMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
-	return decodeBody(raw, dst)
+	return decodeBodyWith(raw, dst, opts)
 }
 
 // decoders are reused: a decoder's first string allocates its 4 KiB cache
@@ -71,15 +83,17 @@ var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewR
 
 // decodeBody decodes raw, a whole request body, into dst in one pass: the
 // decoder refuses, as it reads, what readers could read differently.
-func decodeBody(raw []byte, dst any) error {
+func decodeBody(raw []byte, dst any) error { return decodeBodyWith(raw, dst, strictJSON) }
+
+func decodeBodyWith(raw []byte, dst any, opts json.Options) error {
 	dec := decoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewReader(raw), strictJSON)
+	dec.Reset(bytes.NewReader(raw), opts)
 	defer func() {
 		dec.Reset(bytes.NewReader(nil)) // the pool keeps no request's body
 		decoders.Put(dec)
 	}()
 	if err := json.UnmarshalDecode(dec, dst); err != nil {
-		return jsonProblem(raw, err)
+		return jsonProblem(raw, dst, err)
 	}
 	// A decoder reads a stream of values; a body is one.
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
@@ -101,7 +115,8 @@ func decodeBody(raw []byte, dst any) error {
 //   - whole numbers beyond ±(2^53−1), which a JavaScript program reads as
 //     another number (exactNumbers).
 //
-// A JSON null leaves a field as it was, as encoding/json did.
+// A JSON null leaves a field as it was, as encoding/json did; a PATCH
+// refuses it (strictPatch).
 var strictJSON = json.JoinOptions(
 	jsontext.AllowDuplicateNames(false),
 	jsontext.AllowInvalidUTF8(false),
@@ -111,43 +126,35 @@ var strictJSON = json.JoinOptions(
 	json.WithUnmarshalers(exactNumbers),
 )
 
-// maxExact is the largest whole number every JSON reader holds exactly: a
-// JavaScript number is a float64.
-const maxExact = 1<<53 - 1
+// strictPatch are the options of a PATCH's body: strictJSON's, and no null.
+var strictPatch = json.JoinOptions(strictJSON, json.WithUnmarshalers(json.JoinUnmarshalers(noNull, exactNumbers)))
 
-// errInexact is a number that JSON readers disagree about.
-var errInexact = errors.New("a number beyond what every JSON reader holds exactly")
+// errNull is a null where a PATCH wants a value.
+var errNull = errors.New("null in a patch")
 
-// exactNumbers sees every JSON number before it is stored, wherever it is
-// (a field, an array, a value of type any): the library has no option to
-// refuse whole numbers beyond ±(2^53−1), nor those no float64 holds
-// (1e400). It stores the number first, as the library does without this
-// function (with it, the number would come back here), so a number that
-// does not fit its field is a wrong type; of the request's options only
-// the merging matters to one number.
-var exactNumbers = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v any) error {
-	if dec.PeekKind() != '0' {
+// noNull refuses a JSON null, wherever it is.
+var noNull = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ any) error {
+	if dec.PeekKind() != 'n' {
 		return json.SkipFunc
 	}
-	lit, err := dec.ReadValue()
-	if err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(lit, v, jsonv1.MergeWithLegacySemantics(true)); err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(string(lit), 64)
-	if whole := !bytes.ContainsAny(lit, ".eE"); err != nil || whole && (f > maxExact || f < -maxExact) {
-		return errInexact
-	}
-	return nil
+	return errNull
 })
+
+// ranged is a request body that knows the range of its whole-number
+// fields: a number beyond what every JSON reader holds exactly is refused
+// with that range, the one the field takes, rather than the readers'.
+type ranged interface {
+	Range(field string) (lo, hi int64, ok bool)
+}
 
 // jsonProblem explains a decoding error of the body raw in the words of
 // the request, from the library's typed errors: what is wrong (their
 // sentinel errors, the Go type and the JSON kind) and where (the JSON
 // Pointer, which names the field).
-func jsonProblem(raw []byte, err error) *Problem {
+func jsonProblem(raw []byte, dst any, err error) *Problem {
 	var (
 		syn *jsontext.SyntacticError
 		sem *json.SemanticError
@@ -180,9 +187,17 @@ func jsonProblem(raw []byte, err error) *Problem {
 		p.Detail = "The body has a field this endpoint does not know."
 		p.Errors = []sim.FieldError{{Field: fieldOf(sem.JSONPointer), Detail: "is not a field of this request"}}
 	case errors.Is(err, errInexact) && errors.As(err, &sem):
+		if r, ok := dst.(ranged); ok {
+			if lo, hi, ok := r.Range(fieldOf(sem.JSONPointer)); ok {
+				return problemFor(sim.Invalid(sim.Broke(fieldOf(sem.JSONPointer), "range", lo, hi)))
+			}
+		}
 		return ambiguous(sem.JSONPointer, fmt.Sprintf("must be a number from %d to %d: beyond, JSON readers disagree about it", -maxExact, maxExact))
 	case errors.As(err, &sem) && sem.JSONPointer == "":
 		p.Detail = "The body must be a JSON object."
+	case errors.Is(err, errNull) && errors.As(err, &sem):
+		p.Detail = "A PATCH says what to change: leave out a field to keep its value."
+		p.Errors = []sim.FieldError{{Field: fieldOf(sem.JSONPointer), Detail: "must not be null"}}
 	case errors.As(err, &sem):
 		p.Detail = "A field has the wrong type."
 		p.Errors = []sim.FieldError{{Field: fieldOf(sem.JSONPointer), Detail: "must be " + typeWord(sem.GoType, sem.JSONKind)}}
@@ -264,35 +279,4 @@ func typeWord(t reflect.Type, k jsontext.Kind) string {
 // list.1.note.
 func fieldOf(p jsontext.Pointer) string {
 	return strings.Join(slices.Collect(p.Tokens()), ".")
-}
-
-// oneValueEach refuses a form post that gives a field more than once
-// (amount=1&amount=2, or in the query and the body): Go's FormValue reads
-// the first, other readers the last. It checks the parsed form once, before
-// the pages' form handlers read it.
-func oneValueEach(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		form, err := c.FormParams()
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return newProblem(probTooLarge, fmt.Sprintf("The limit is %d bytes.", MaxBody))
-			}
-			p := newProblem(probValidation, "The form could not be read.")
-			p.Errors = []sim.FieldError{{Field: "form", Detail: "could not be read"}}
-			return p
-		}
-		var fs []sim.FieldError
-		for _, name := range slices.Sorted(maps.Keys(form)) {
-			if len(form[name]) > 1 {
-				fs = append(fs, sim.FieldError{Field: name, Detail: "must be sent once"})
-			}
-		}
-		if len(fs) > 0 {
-			p := newProblem(probValidation, "A field of the form is sent more than once; the lab will not guess which value is meant.")
-			p.Errors = fs
-			return p
-		}
-		return next(c)
-	}
 }

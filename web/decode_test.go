@@ -55,6 +55,9 @@ func TestReadAlike(t *testing.T) {
 		{"huge", `{"any":1e400}`, "any", false},
 		{"big, written as a fraction", `{"any":9007199254740993.0}`, "", true},
 		{"big in a list", `{"any":[1,2,9007199254740993]}`, "any.2", false},
+		{"whole in another spelling", `{"big":1.5e3,"inner":{"n":2e0},"list":[{"n":30.0}]}`, "", true},
+		{"big in another spelling", `{"big":9.007199254740993e15}`, "big", false},
+		{"a fraction for a whole number", `{"big":0.5}`, "big", false},
 		{"a second value", `{"text":"a"} {"text":"b"}`, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,19 +11,6 @@ import (
 	"idemlab/sim/house"
 )
 
-// intParam reads an optional integer query parameter within [lo, hi].
-func intParam(c echo.Context, name string, def, lo, hi int, fs *[]sim.FieldError) int {
-	v := c.QueryParam(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		*fs = append(*fs, sim.Broke(name, "range", lo, hi))
-	}
-	return n
-}
-
 func handlePayments(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fs []sim.FieldError
@@ -90,19 +77,28 @@ func handleStartOperation(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body struct {
 			OrderID *string  `json:"order_id"`
-			Amount  *int64   `json:"amount"`
+			Amount  *int64   `json:"amount"` // none for a DELETE
 			Fate    sim.Fate `json:"fate"`
 			Method  string   `json:"method"` // POST (default), PUT, DELETE
 		}
 		if err := decodeJSON(c, &body, false); err != nil {
 			return err
 		}
-		ch, err := chargeBody{OrderID: body.OrderID, Amount: body.Amount}.charge()
-		if err != nil {
-			return err
+		r := sim.OperationRequest{Fate: body.Fate, Method: body.Method}
+		if body.Method == sim.MethodDelete && body.Amount == nil { // a DELETE has no amount
+			if body.OrderID == nil {
+				return sim.Invalid(sim.Broke("order_id", "required"))
+			}
+			r.OrderID = *body.OrderID
+		} else {
+			ch, err := chargeBody{OrderID: body.OrderID, Amount: body.Amount}.charge()
+			if err != nil {
+				return err
+			}
+			r.OrderID, r.Amount = ch.OrderID, ch.Amount
 		}
 		l := labOf(c)
-		op, err := h.Client.Start(c.Request().Context(), l, sim.OperationRequest{OrderID: ch.OrderID, Amount: ch.Amount, Fate: body.Fate, Method: body.Method})
+		op, err := h.Client.Start(c.Request().Context(), l, r)
 		if err != nil {
 			return err
 		}

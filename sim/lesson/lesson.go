@@ -110,6 +110,8 @@ func (ls *Lessons) SetUp(ctx context.Context, l *labs.Lab) error {
 // second browser pressing Step at the same moment, through this process or
 // another) is not taken twice: ran is false, and nothing changes. The step
 // is claimed in the database before it runs, and given back if it fails.
+// It returns once what it caused has settled (effects): the emails of its
+// charges, a redelivery included.
 func (ls *Lessons) Step(ctx context.Context, l *labs.Lab, at int) (ran bool, err error) {
 	release, err := l.TakeTurn(ctx)
 	if err != nil {
@@ -129,10 +131,17 @@ func (ls *Lessons) Step(ctx context.Context, l *labs.Lab, at int) (ran bool, err
 	case st.Next >= len(lesson.Steps):
 		return false, nil
 	}
-	if ok, err := ls.move(ctx, l, st.Next, st.Next+1); !ok || err != nil {
+	step := lesson.Steps[st.Next]
+	fx, err := ls.watch(ctx, l, step)
+	if err != nil {
 		return false, err
 	}
-	if err := ls.player.Play(ctx, l, lesson.Steps[st.Next]); err != nil {
+	if ok, err := ls.move(ctx, l, st.Next, st.Next+1); !ok || err != nil {
+		fx.stop()
+		return false, err
+	}
+	if err := ls.player.Play(ctx, l, step); err != nil {
+		fx.stop()
 		if _, err := ls.move(context.WithoutCancel(ctx), l, st.Next+1, st.Next); err != nil {
 			ls.log.Warn("lesson: give the step back", "lab", l.ID, "err", err)
 		}
@@ -140,6 +149,9 @@ func (ls *Lessons) Step(ctx context.Context, l *labs.Lab, at int) (ran bool, err
 	}
 	st.Next++
 	ls.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventLesson, Lesson: &st})
+	if err := fx.settle(ctx); err != nil && ctx.Err() == nil { // the step is taken: it answers as things stand
+		ls.log.Warn("lesson: wait for the step's effects", "lab", l.ID, "err", err)
+	}
 	return true, nil
 }
 
