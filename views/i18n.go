@@ -79,7 +79,8 @@ func (l Lang) T(key string, args ...any) string {
 }
 
 // lookup finds key in the catalogs: the page's, the log's, the diagram's,
-// the checklist's, the lessons', the errors', the error pages', the mail's.
+// the checklist's, the lessons', the errors', the error pages', the mail's,
+// the keys', the problems', the shares'.
 func lookup(key string) (message, bool) {
 	for _, c := range catalogs() {
 		if m, ok := c[key]; ok {
@@ -89,8 +90,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [10]map[string]message {
-	return [10]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages}
+func catalogs() [11]map[string]message {
+	return [11]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, shareMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.
