@@ -25,7 +25,7 @@ func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		lang := views.LangOf(ctx)
-		s, unsubscribe, err := hub.subscribe(l.ID, lang)
+		s, unsubscribe, err := hub.subscribe(l, lang, clientOf(c))
 		if err != nil {
 			return err
 		}
