@@ -188,8 +188,9 @@ func (h *Hub) refresh(lab string) {
 }
 
 // subscribe opens a stream of the lab for the client address; the returned
-// function closes it. Past the server's limit it answers EBusy, past the
-// client's share ELimited.
+// function closes it. An open page holds its lab (labs.Lab.Hold): the lab
+// is in use, never removed as idle while it is watched. Past the server's
+// limit it answers EBusy, past the client's share ELimited.
 func (h *Hub) subscribe(l *labs.Lab, lang views.Lang, client string) (*stream, func(), error) {
 	s := &stream{lang: lang, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
@@ -202,9 +203,11 @@ func (h *Hub) subscribe(l *labs.Lab, lang views.Lang, client string) (*stream, f
 	}
 	h.streams++
 	h.clients[client]++
+	release := l.Hold()
 	f := h.feed(l.ID)
 	f.streams[s] = struct{}{}
 	return s, func() {
+		release()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.streams--

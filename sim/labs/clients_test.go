@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/labs"
@@ -153,6 +154,37 @@ func TestLabShares(t *testing.T) {
 		// a: two labs of its share and a comparison's; b: two
 		if counts[3] != 1 || counts[2] != 1 || len(counts) != 2 {
 			t.Errorf("labs per owner %v, want one owner of 3 and one of 2", counts)
+		}
+	})
+}
+
+// A lab held (a page open on it, work running) is in use: it is not
+// removed as idle, and the database says it was used at the last sweep,
+// for every process that may expire it. Let go, it idles out.
+func TestHeldLabIsInUse(t *testing.T) {
+	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
+		const idle = time.Hour
+		w := open(t, dsn(t), labs.Config{LabIdle: idle})
+		ctx := context.Background()
+		l := w.create(t, labs.KindPrivate)
+		release := l.Hold()
+		w.clock.Advance(3 * idle)
+		w.sweep(t)
+		if _, err := w.r.Lab(ctx, l.ID); err != nil {
+			t.Fatalf("a held lab after three idle times: %v", err)
+		}
+		var touched int64
+		if err := w.r.Config().Store.QueryRow(ctx, `SELECT touched_at FROM labs WHERE id = ?`, l.ID).Scan(&touched); err != nil {
+			t.Fatal(err)
+		}
+		if want := w.clock.Now().UnixMilli(); touched != want {
+			t.Errorf("touched_at %d, want the sweep's %d", touched, want)
+		}
+		release()
+		w.clock.Advance(idle + time.Second)
+		w.sweep(t)
+		if _, err := w.r.Lab(ctx, l.ID); sim.ErrorCode(err) != sim.ENotFound {
+			t.Errorf("the lab let go, after its idle time: %v, want %s", err, sim.ENotFound)
 		}
 	})
 }
