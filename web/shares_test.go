@@ -112,6 +112,10 @@ func takeTheRoom(t *testing.T, s, a, b *testServer) {
 // Retry-After.
 func wantShare(t *testing.T, r response, limit string) {
 	t.Helper()
+	if r.Status == 0 {
+		t.Errorf("nothing was refused; want 429 %s", limit)
+		return
+	}
 	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
 		t.Errorf("refused with %d (Retry-After %q): %s; want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
 		return
