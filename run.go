@@ -42,6 +42,7 @@ type flags struct {
 	verbose                            bool
 	labIdle                            time.Duration
 	maxLabs, maxInFlight, maxStreams   int
+	trustProxy                         web.Proxies
 }
 
 // parseFlags reads the command line; help is true when -h asked for the
@@ -60,6 +61,10 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (f 
 	fs.StringVar(&f.redis, "redis", envOr(getenv, "IDEMLAB_REDIS", ""), "a real Redis for protection set-nx (redis://host:6379/0); default: one embedded in the process (env IDEMLAB_REDIS)")
 	fs.StringVar(&f.smtp, "smtp", envOr(getenv, "IDEMLAB_SMTP", ""), "an external SMTP server for the lab's emails (host:port, e.g. Mailpit); default: the lab's own mailbox, embedded (env IDEMLAB_SMTP)")
 	fs.StringVar(&f.debug, "debug", "", "serve pprof and expvar on this address (loopback only, for profiling), e.g. 127.0.0.1:6060")
+	fs.Func("trust-proxy", "reverse proxies (CIDR,… e.g. 127.0.0.1/32) whose Forwarded or X-Forwarded-For names the client; default none: the connection's address", func(s string) (err error) {
+		f.trustProxy, err = web.ParseProxies(s)
+		return err
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, true, nil // -h asked for the usage, and got it
@@ -107,7 +112,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		defer stopDebug()
 	}
-	return listen(ctx, ln, h, web.NewServer(h, logger, web.Options{MaxStreams: f.maxStreams}), logger, shown(f.db))
+	return listen(ctx, ln, h, web.NewServer(h, logger, web.Options{MaxStreams: f.maxStreams, TrustProxy: f.trustProxy}), logger, shown(f.db))
 }
 
 // houseConfig is the house the flags describe: the broker's store beside

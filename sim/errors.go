@@ -21,6 +21,7 @@ const (
 	EForbidden  Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
 	ECrashed    Code = "crashed"     // the server died in the middle (server_fault): no answer at all
 	EBusy       Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
+	ELimited    Code = "limited"     // one client address holds its share of a limit; Limit names it, RetryAfter says when
 	EInternal   Code = "internal"    // anything else: never shown to users in detail
 )
 
@@ -47,8 +48,8 @@ type Error struct {
 	Key        string
 	Args       []any
 	Fields     []FieldError
-	RetryAfter time.Duration // for EInFlight, EConflict and EBusy: when to try again
-	Limit      string        // for EBusy: the limit reached (max-labs, max-inflight, ...)
+	RetryAfter time.Duration // for EInFlight, EConflict, EBusy and ELimited: when to try again
+	Limit      string        // for EBusy and ELimited: the limit reached (max-labs, max-inflight, ...)
 }
 
 // Error says the error for logs and tests; people read its words from
@@ -83,6 +84,12 @@ func ErrorCode(err error) Code {
 // Busy returns an EBusy error for the named server-wide limit.
 func Busy(limit string, retryAfter time.Duration, key string, args ...any) *Error {
 	return &Error{Code: EBusy, Key: key, Args: args, Limit: limit, RetryAfter: retryAfter}
+}
+
+// Limited returns an ELimited error for the named share of one client
+// address: the server has room, but not for this address.
+func Limited(limit string, retryAfter time.Duration, key string, args ...any) *Error {
+	return &Error{Code: ELimited, Key: key, Args: args, Limit: limit, RetryAfter: retryAfter}
 }
 
 // NoLab is the error of a lab that does not exist, or no longer does.

@@ -7,7 +7,7 @@
   // The words come from the element, in the page's language.
   function live(state, key) {
     var el = document.getElementById("live-status");
-    if (!el || el.dataset.state === state) return;
+    if (!el || el.dataset.state === state || el.dataset.state === "gone") return;
     el.dataset.state = state;
     el.textContent = el.dataset[key] || state;
     el.hidden = false;
@@ -43,4 +43,7 @@
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
   document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });
+  // The lab was removed: the stream has said so in the page's notice, and
+  // ends for good (hx-sse:close="gone"), not to be tried again.
+  document.addEventListener("gone", function () { live("gone", "gone"); });
 })();

@@ -25,7 +25,7 @@ func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		lang := views.LangOf(ctx)
-		s, unsubscribe, err := hub.subscribe(l.ID, lang)
+		s, unsubscribe, err := hub.subscribe(l, lang, clientOf(c))
 		if err != nil {
 			return err
 		}
@@ -63,8 +63,12 @@ func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 				return nil
 			case <-s.wake:
 				swap, sets, gone := s.take()
-				if gone {
-					return nil // the lab was removed; the page learns it when it reconnects
+				if gone { // the lab was removed: the page is told, and the stream ends for good
+					var notice bytes.Buffer
+					if err := views.LabGone().Render(ctx, &notice); err == nil && write("", notice.Bytes()) == nil {
+						write("gone", nil)
+					}
+					return nil
 				}
 				if sets != nil {
 					if err := write("settings", sets); err != nil {

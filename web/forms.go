@@ -86,10 +86,11 @@ func refusal(err error) (views.Msg, bool) {
 }
 
 // refuseErr refuses the form for err, or passes err on. A server at its
-// limits is not the person's doing: its 503 and Retry-After go through the
-// error handler, which says so in a notice, or a page for a plain post.
+// limits, or an address at its share of them, is not the form's doing: its
+// 503 or 429 and Retry-After go through the error handler, which says so in
+// a notice, or a page for a plain post.
 func refuseErr(c echo.Context, err error) error {
-	if sim.ErrorCode(err) == sim.EBusy {
+	if code := sim.ErrorCode(err); code == sim.EBusy || code == sim.ELimited {
 		return err
 	}
 	if msg, ok := refusal(err); ok {

@@ -10,6 +10,7 @@ import (
 	"idemlab/sim/clock"
 	"idemlab/sim/events"
 	"idemlab/sim/house"
+	"idemlab/sim/labs"
 	"idemlab/views"
 )
 
@@ -39,10 +40,12 @@ type Hub struct {
 	sub   *events.Sub // the labs' events, read by one goroutine of the hub's
 	log   *slog.Logger
 	max   int // streams at most, across all labs
+	share int // streams at most of one client address
 
 	mu      sync.Mutex
 	labs    map[string]*labFeed
 	streams int
+	clients map[string]int // streams open per client address
 	closed  chan struct{}
 	wg      sync.WaitGroup // renders and the sweeper
 	slots   chan struct{}  // renders running
@@ -53,10 +56,11 @@ type Hub struct {
 const hubBuffer = 4096
 
 // NewHub returns a hub over the labs' events; Close stops it and ends
-// every stream. max bounds the streams open at once.
-func NewHub(hs *house.House, logger *slog.Logger, max int) *Hub {
-	h := &Hub{house: hs, clock: hs.Clock, sub: hs.Bus.Subscribe(hubBuffer), log: logger, max: max, labs: map[string]*labFeed{},
-		closed: make(chan struct{}), slots: make(chan struct{}, renderAtOnce)}
+// every stream. most bounds the streams open at once; one client address
+// may hold a quarter of them.
+func NewHub(hs *house.House, logger *slog.Logger, most int) *Hub {
+	h := &Hub{house: hs, clock: hs.Clock, sub: hs.Bus.Subscribe(hubBuffer), log: logger, max: most, share: max(most/4, 1),
+		labs: map[string]*labFeed{}, clients: map[string]int{}, closed: make(chan struct{}), slots: make(chan struct{}, renderAtOnce)}
 	h.wg.Add(2)
 	go h.follow()
 	go h.sweep()
@@ -183,23 +187,34 @@ func (h *Hub) refresh(lab string) {
 	}
 }
 
-// subscribe opens a stream of the lab; the returned function closes it.
-// Past the server's limit it answers EBusy.
-func (h *Hub) subscribe(lab string, lang views.Lang) (*stream, func(), error) {
+// subscribe opens a stream of the lab for the client address; the returned
+// function closes it. An open page holds its lab (labs.Lab.Hold): the lab
+// is in use, never removed as idle while it is watched. Past the server's
+// limit it answers EBusy, past the client's share ELimited.
+func (h *Hub) subscribe(l *labs.Lab, lang views.Lang, client string) (*stream, func(), error) {
 	s := &stream{lang: lang, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.streams >= h.max {
 		return nil, nil, sim.Busy("max-streams", 5*time.Second, "max-streams", h.max)
 	}
+	if h.clients[client] >= h.share {
+		return nil, nil, sim.Limited("streams-per-address", 5*time.Second, "streams-per-address", h.share)
+	}
 	h.streams++
-	f := h.feed(lab)
+	h.clients[client]++
+	release := l.Hold()
+	f := h.feed(l.ID)
 	f.streams[s] = struct{}{}
 	return s, func() {
+		release()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.streams--
-		if f, ok := h.labs[lab]; ok {
+		if h.clients[client]--; h.clients[client] <= 0 {
+			delete(h.clients, client)
+		}
+		if f, ok := h.labs[l.ID]; ok {
 			delete(f.streams, s)
 		}
 	}, nil

@@ -121,13 +121,14 @@ func TestIdleLabsExpire(t *testing.T) {
 }
 
 // Past -max-labs a new lab is refused with 503 and Retry-After, the limit
-// named; a lab removed makes room again.
+// named; a lab removed makes room again. (Each from an address of its own:
+// one address may hold a quarter of them.)
 func TestMaxLabs(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withLimits(labs.Config{MaxLabs: 3}, web.Options{}))
 	a := s.newLab("") // demo is one of the three
-	s.newLab("")
-	r := s.do("POST", "/api/v1/labs", "")
+	s.from(t, "127.0.0.2").newLab("")
+	r := s.from(t, "127.0.0.3").do("POST", "/api/v1/labs", "")
 	p := checkProblem(t, r, http.StatusServiceUnavailable, "/problems/server-busy", "")
 	if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), `"max-labs"`) {
 		t.Errorf("503 without Retry-After or the limit's name: %v %s", r.Header, r.Body)

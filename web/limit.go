@@ -123,14 +123,14 @@ func (l *limiter) size() int {
 }
 
 // middleware refuses a request whose address has no token left with 429
-// and Retry-After. The address is the connection's (Echo's RealIP with
-// ExtractIPDirect): X-Forwarded-For is the client's to write.
+// and Retry-After. The address is the client's (clientOf): the
+// connection's, or a trusted proxy's word on it.
 func (l *limiter) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	if l.r.off() {
 		return next
 	}
 	return func(c echo.Context) error {
-		if ok, wait := l.allow(clientKey(c.RealIP())); !ok {
+		if ok, wait := l.allow(clientOf(c)); !ok {
 			p := newProblem(probRateLimited, fmt.Sprintf("Too many %s from this address: %s.", l.what, l.r))
 			p.Limit = l.name
 			p.retryAfter = retrySeconds(wait)

@@ -47,7 +47,8 @@ type Problem struct {
 	Instance string           `json:"instance,omitempty"`
 	Errors   []sim.FieldError `json:"errors,omitempty"`
 	// Limit names the limit reached, for 429 and 503: max-labs,
-	// max-inflight, max-streams, max-requests, lab-rate, compare-rate, scenario-rate.
+	// max-inflight, max-streams, max-requests, lab-rate, compare-rate,
+	// scenario-rate, streams-per-address, inflight-per-address, labs-per-address.
 	Limit string `json:"limit,omitempty"`
 
 	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
@@ -95,6 +96,10 @@ func problemFor(err error) *Problem {
 			q = newProblem(probForbidden, msg)
 		case sim.EBusy:
 			q = newProblem(probBusy, msg)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.ELimited:
+			q = newProblem(probRateLimited, msg)
 			q.Limit = se.Limit
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:

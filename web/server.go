@@ -56,6 +56,12 @@ type Options struct {
 	// ScenarioRate limits opening scenario links (GET /s/{code}), each a
 	// lab rebuilt: 30 at once, then one every 2 s.
 	ScenarioRate Rate
+
+	// TrustProxy lists the reverse proxies whose Forwarded and
+	// X-Forwarded-For headers name the client (-trust-proxy); by default
+	// none, and the client's address is the connection's. Every limit per
+	// client address goes by it.
+	TrustProxy Proxies
 }
 
 // NewServer returns the lab's HTTP handler over the house's rooms.
@@ -79,8 +85,8 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 	e.HideBanner, e.HidePort = true, true
 	// The client's address is the connection's: X-Forwarded-For and
 	// X-Real-IP are the client's to write, so a limit per address would
-	// not hold if they were believed.
-	e.IPExtractor = echo.ExtractIPDirect()
+	// not hold if they were believed; only a listed proxy's are.
+	e.IPExtractor = opts.TrustProxy.extractor()
 	e.HTTPErrorHandler = handleError(func(c echo.Context, err error) {
 		logger.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	})
@@ -94,6 +100,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		}))
 	}
 	e.Use(middleware.Recover())
+	e.Use(withClient)
 	e.Use(secureHeaders)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves

@@ -86,23 +86,24 @@ func TestRaceStormIsCapped(t *testing.T) {
 }
 
 // Past -max-streams a new live stream is refused with 503 and Retry-After;
-// closing one makes room.
+// closing one makes room. (Each from an address of its own: one address
+// may hold a quarter of them.)
 func TestMaxStreams(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withLimits(labs.Config{}, web.Options{MaxStreams: 2}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	open := func() *http.Response {
+	open := func(addr string) *http.Response {
 		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/demo/events", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.from(t, addr).client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return resp
 	}
-	a, b := open(), open()
+	a, b := open("127.0.0.2"), open("127.0.0.3")
 	defer b.Body.Close()
-	c := open()
+	c := open("127.0.0.4")
 	said, _ := io.ReadAll(c.Body)
 	c.Body.Close()
 	if c.StatusCode != http.StatusServiceUnavailable || c.Header.Get("Retry-After") == "" {
@@ -115,7 +116,7 @@ func TestMaxStreams(t *testing.T) {
 	a.Body.Close()
 	status := 0
 	if !poll(3*time.Second, func() bool {
-		d := open()
+		d := open("127.0.0.4")
 		d.Body.Close()
 		status = d.StatusCode
 		return status == http.StatusOK

@@ -27,7 +27,7 @@ func (c *Client) Start(ctx context.Context, l *labs.Lab, r sim.OperationRequest)
 	if fate == "" {
 		fate = s.Network
 	}
-	g, done, err := c.limits.Occupy(l, fate.CopiesAtMost())
+	g, done, err := c.limits.Occupy(ctx, l, fate.CopiesAtMost())
 	if err != nil {
 		return sim.Operation{}, err
 	}
@@ -79,7 +79,7 @@ func (c *Client) Retry(ctx context.Context, l *labs.Lab, opID string, withKey bo
 	if fate == "" {
 		fate = l.Settings().Network
 	}
-	g, done, err := c.limits.Occupy(l, fate.CopiesAtMost())
+	g, done, err := c.limits.Occupy(ctx, l, fate.CopiesAtMost())
 	if err != nil {
 		return sim.Operation{}, err
 	}
@@ -149,7 +149,7 @@ func (c *Client) Race(ctx context.Context, l *labs.Lab, opID string, n int) (sim
 		return sim.Operation{}, err
 	}
 	s := l.Settings()
-	g, done, err := c.limits.Occupy(l, n*s.Network.CopiesAtMost())
+	g, done, err := c.limits.Occupy(ctx, l, n*s.Network.CopiesAtMost())
 	if err != nil {
 		return sim.Operation{}, err
 	}

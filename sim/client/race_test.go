@@ -86,7 +86,7 @@ func TestBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, done, err := g.r.Limits().Occupy(l, 2*sim.MaxRace) // the lab's whole share
+	_, done, err := g.r.Limits().Occupy(context.Background(), l, 2*sim.MaxRace) // the lab's whole share
 	if err != nil {
 		t.Fatal(err)
 	}

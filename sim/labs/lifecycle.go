@@ -42,7 +42,7 @@ func recount(ctx context.Context, r *Registry) error {
 func mend(ctx context.Context, r *Registry) error {
 	now := r.clock.Now()
 	err := r.store.Write(ctx, func(tx *store.Tx) error {
-		if _, err := r.insert(ctx, tx, sim.DemoLab, KindDemo, sim.DefaultSettings(), now); err != nil {
+		if _, err := r.insert(ctx, tx, sim.DemoLab, KindDemo, sim.DefaultSettings(), now, nil); err != nil {
 			return err
 		}
 		if !r.store.Alone() {

@@ -56,7 +56,7 @@ func TestLimits(t *testing.T) {
 					held -= int64(tc.steps[st.release-1].n)
 					continue
 				}
-				_, done, err := lim.Occupy(ls[st.lab], st.n)
+				_, done, err := lim.Occupy(context.Background(), ls[st.lab], st.n)
 				got := ""
 				if err == nil {
 					dones[i], held = done, held+int64(st.n)
@@ -85,7 +85,7 @@ func TestGrantUse(t *testing.T) {
 	w := open(t, ":memory:", labs.Config{MaxInFlight: 200})
 	lim := w.r.Limits()
 	l := w.create(t, labs.KindPrivate)
-	g, done, err := lim.Occupy(l, 2)
+	g, done, err := lim.Occupy(context.Background(), l, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,9 +39,14 @@ type Config struct {
 	// DefaultMaxLabs.
 	MaxLabs int
 	// MaxInFlight is how many simulated requests may be in flight across
-	// all labs at once; zero means DefaultMaxInFlight. One lab may use a
-	// quarter of it, and never less than two races of sim.MaxRace.
+	// all labs at once; zero means DefaultMaxInFlight. One lab, and one
+	// client address, may use a quarter of it, and never less than two
+	// races of sim.MaxRace.
 	MaxInFlight int
+	// LabsPerAddress is how many labs one client address may hold (of
+	// those it made that still exist; a comparison's apart); zero means a
+	// quarter of MaxLabs.
+	LabsPerAddress int
 	// SweepEvery is how often the janitor runs; zero means every minute,
 	// or a quarter of LabIdle when that is shorter.
 	SweepEvery time.Duration
@@ -50,13 +55,14 @@ type Config struct {
 // Registry holds the labs: those in use in memory, and how many the
 // database holds, for the -max-labs limit.
 type Registry struct {
-	cfg   Config
-	store *store.Store
-	clock clock.Clock
-	bus   *events.Bus
-	log   *slog.Logger
-	rooms []Room
-	acts  actions
+	cfg    Config
+	store  *store.Store
+	clock  clock.Clock
+	bus    *events.Bus
+	log    *slog.Logger
+	rooms  []Room
+	acts   actions
+	owners owners
 
 	mu    sync.Mutex
 	m     map[string]*Lab
@@ -88,8 +94,11 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
+	if cfg.LabsPerAddress <= 0 {
+		cfg.LabsPerAddress = max(cfg.MaxLabs/4, 1)
+	}
 	r := &Registry{cfg: cfg, store: cfg.Store, clock: cfg.Clock, bus: cfg.Bus, log: cfg.Log,
-		m: map[string]*Lab{}, limits: newLimits(cfg.MaxInFlight)}
+		m: map[string]*Lab{}, limits: newLimits(cfg.MaxInFlight), owners: newOwners(cfg)}
 	if err := r.acts.prepare(ctx, cfg.Store); err != nil {
 		return nil, err
 	}
@@ -149,7 +158,8 @@ func (r *Registry) CreatePrivate(ctx context.Context) (*Lab, error) {
 	return r.Create(ctx, KindPrivate, s)
 }
 
-// Create makes a lab of the kind with the settings, within -max-labs.
+// Create makes a lab of the kind with the settings, within -max-labs and
+// the share of the client address ctx carries (WithClient).
 func (r *Registry) Create(ctx context.Context, kind string, s sim.Settings) (*Lab, error) {
 	if err := r.Check(s); err != nil {
 		return nil, err
@@ -158,11 +168,14 @@ func (r *Registry) Create(ctx context.Context, kind string, s sim.Settings) (*La
 		r.count.Add(-1)
 		return nil, sim.Busy("max-labs", r.cfg.SweepEvery, "max-labs", r.cfg.MaxLabs, int(r.cfg.LabIdle.Hours())) // idle labs go at the next sweep
 	}
-	id := sim.NewLabID()
+	id, owner := sim.NewLabID(), r.owners.of(ctx)
 	now := r.clock.Now()
 	var st State
 	err := r.store.Write(ctx, func(tx *store.Tx) error {
-		made, err := r.insert(ctx, tx, id, kind, s, now)
+		if err := r.owners.check(tx, owner, kind); err != nil {
+			return err
+		}
+		made, err := r.insert(ctx, tx, id, kind, s, now, owner)
 		if err == nil && !made {
 			err = errors.New("a lab of that id exists")
 		}
@@ -186,10 +199,11 @@ func (r *Registry) Create(ctx context.Context, kind string, s sim.Settings) (*La
 }
 
 // insert writes a new lab's row, its rooms' parts and its scenario's base;
-// made is false, and nothing written, when a lab of that id exists.
-func (r *Registry) insert(ctx context.Context, tx *store.Tx, id, kind string, s sim.Settings, now time.Time) (made bool, err error) {
-	res, err := tx.Exec(`INSERT INTO labs (id, settings, created_at, kind, touched_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		id, mustJSON(s), now.UnixMilli(), kind, now.UnixMilli())
+// made is false, and nothing written, when a lab of that id exists. owner
+// is who made it (owners), or nil.
+func (r *Registry) insert(ctx context.Context, tx *store.Tx, id, kind string, s sim.Settings, now time.Time, owner *string) (made bool, err error) {
+	res, err := tx.Exec(`INSERT INTO labs (id, settings, created_at, kind, touched_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		id, mustJSON(s), now.UnixMilli(), kind, now.UnixMilli(), owner)
 	if err != nil {
 		return false, err
 	}

@@ -60,6 +60,8 @@ func (j Janitor) Sweep(ctx context.Context) error {
 }
 
 // flushTouches writes touched_at of the labs used since it was last written.
+// A lab held now (work running in it, a page open on it) is in use now: so
+// says the database too, for every process that may expire it.
 func (j Janitor) flushTouches(ctx context.Context, now time.Time) error {
 	r := j.r
 	type touch struct {
@@ -69,7 +71,11 @@ func (j Janitor) flushTouches(ctx context.Context, now time.Time) error {
 	var ts []touch
 	r.mu.Lock()
 	for _, l := range r.m {
-		if at := time.Unix(0, l.used.Load()).UnixMilli(); at > l.touched.Load() {
+		at := time.Unix(0, l.used.Load()).UnixMilli()
+		if l.active.Load() > 0 {
+			at = now.UnixMilli()
+		}
+		if at > l.touched.Load() {
 			ts = append(ts, touch{l, at})
 		}
 	}
