@@ -107,21 +107,30 @@ func (e *effects) next(ctx context.Context, limit, tick <-chan time.Time) bool {
 // lab's email path under way, and every message the step published
 // delivered to the end, each copy the broker keeps.
 func (e *effects) done(ctx context.Context) (bool, error) {
-	open, _, err := e.ls.notify.Unsettled(ctx, e.l)
-	if err != nil || open > 0 {
-		return false, err
-	}
+	// The messages first, then what is under way: a delivery seen here
+	// wrote its email to the outbox in its own transaction, so the second
+	// read sees that email unsent until the mailbox has it. (The other way
+	// round, a delivery recorded between the two reads would pass unseen.)
 	ms, err := e.ls.notify.Messages(ctx, e.l, recent)
 	if err != nil {
+		return false, err
+	}
+	open, _, err := e.ls.notify.Unsettled(ctx, e.l)
+	if err != nil || open > 0 {
 		return false, err
 	}
 	for _, m := range ms {
 		if e.before[m.ID] {
 			continue
 		}
+		if m.Published == 0 {
+			return false, nil // the relay has not recorded it yet: a copy may be on its way
+		}
+		// The fate says how many copies the relay publishes (it records
+		// them after the last, while the first may be delivered already).
 		copies := 1
 		if m.Fate == sim.DeliveryDuplicatePublish && !e.dedup {
-			copies = m.Published
+			copies = max(m.Published, 2)
 		}
 		through := 0
 		for _, d := range m.Deliveries {
