@@ -89,8 +89,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [10]map[string]message {
-	return [10]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages}
+func catalogs() [11]map[string]message {
+	return [11]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, failureMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.
