@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -42,7 +43,9 @@ func (q *queue) relay() {
 			}
 		}
 		if leading {
-			if err := q.publishPending(q.n.ctx); err != nil && q.n.ctx.Err() == nil {
+			// A broker that does not answer is logged once, by the broker;
+			// the messages wait in the outbox meanwhile.
+			if err := q.publishPending(q.n.ctx); err != nil && q.n.ctx.Err() == nil && !errors.Is(err, broker.ErrDown) {
 				q.n.Log.Warn("relay", "err", err)
 			}
 		}
