@@ -47,7 +47,8 @@ type Problem struct {
 	Instance string           `json:"instance,omitempty"`
 	Errors   []sim.FieldError `json:"errors,omitempty"`
 	// Limit names the limit reached, for 429 and 503: max-labs,
-	// max-inflight, max-streams, max-requests, lab-rate, compare-rate, scenario-rate.
+	// max-inflight, max-streams, max-requests, lab-rate, compare-rate, scenario-rate;
+	// or the part that does not answer: database, kv (Redis), broker.
 	Limit string `json:"limit,omitempty"`
 
 	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
@@ -95,6 +96,14 @@ func problemFor(err error) *Problem {
 			q = newProblem(probForbidden, msg)
 		case sim.EBusy:
 			q = newProblem(probBusy, msg)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EUnavailable: // a part down: named by the type, and by limit
+			q = newProblem(api.ProblemUnavailable(se.Limit), msg)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EUnknown:
+			q = newProblem(api.ProblemUnknown, msg)
 			q.Limit = se.Limit
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:

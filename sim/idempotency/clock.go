@@ -27,7 +27,7 @@ func (k *Keys) Advance(ctx context.Context, l *labs.Lab, seconds int64) (time.Ti
 	if k.kv != nil {
 		if _, err := k.kv.Advance(ctx, l.ID, d); err != nil {
 			if l.Settings().Protection == sim.ProtectSetNX {
-				return time.Time{}, sim.Busy("kv", 5*time.Second, "kv-down")
+				return time.Time{}, sim.Unavailable(sim.PartKV, 5*time.Second, "kv-down")
 			}
 			k.log.Warn("clock: the key-value store's keys stay as they are", "lab", l.ID, "err", err)
 		}

@@ -122,6 +122,9 @@ func (n *Notifier) Run() {
 // Queues reports whether the broker runs; Mails, whether emails go out.
 func (n *Notifier) Queues() bool { return n.queue != nil }
 
+// BrokerHealthy reports whether the broker answers (false without one).
+func (n *Notifier) BrokerHealthy() bool { return n.queue != nil && n.queue.broker.Healthy() }
+
 // Mails reports whether the lab's emails go out, to a mailbox of its own or
 // another server.
 func (n *Notifier) Mails() bool { return n.mail.addr != "" }
