@@ -126,3 +126,36 @@ func TestDatabaseDownIsA503(t *testing.T) {
 	}
 	s.must(http.StatusOK, "GET", "/healthz", "")
 }
+
+// A charge sent straight to the API and told "duplicate" under set-nx
+// while no payment carries its key (the crash of lesson 12) is a lost
+// charge: the page's alert names its order, as it names the lab's
+// client's. A duplicate whose key was paid is not.
+func TestDirectLostChargeIsAlerted(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withParts())
+	lab := s.newLab(`{"protection":"set-nx","server_fault":"crash-after-guard"}`)
+	req, _ := http.NewRequest("POST", s.URL+lab+"/charges", strings.NewReader(`{"order_id":"order-77","amount":1500}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k-77")
+	// A connection of its own: Go's transport sends a request with an
+	// Idempotency-Key again by itself when a reused connection drops.
+	once := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := once.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the crashed charge answered %d; want the connection dropped", resp.StatusCode)
+	}
+	s.must(http.StatusOK, "PATCH", lab+"/settings", `{"server_fault":"none"}`)
+	s.must(http.StatusOK, "POST", lab+"/charges", `{"order_id":"order-77","amount":1500}`, "Idempotency-Key", "k-77")
+	s.must(http.StatusCreated, "POST", lab+"/charges", order42, "Idempotency-Key", "k-42")
+	s.must(http.StatusOK, "POST", lab+"/charges", order42, "Idempotency-Key", "k-42")
+	page := string(s.must(http.StatusOK, "GET", "/labs/"+strings.TrimPrefix(lab, "/api/v1/labs/"), "", "Accept-Language", "en").Body)
+	i := strings.Index(page, `data-testid="lost-charge-alert"`)
+	if i < 0 {
+		t.Fatal("no lost-charge alert for the duplicate sent straight to /charges")
+	}
+	alert := page[i:min(len(page), i+2000)]
+	if !strings.Contains(alert, "order-77") || strings.Contains(alert, "order-42") {
+		t.Errorf("the alert names: %s; want order-77 alone", alert)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/keys"
 	"idemlab/sim/labs"
+	"idemlab/sim/store"
 )
 
 // setNX is protection "set-nx": the key is taken in the key-value store with
@@ -42,6 +43,9 @@ func (x setNX) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Sett
 	case err != nil:
 		return Result{}, sim.Unavailable(sim.PartKV, 5*time.Second, "kv-down")
 	case hold == nil:
+		if c.Direct {
+			x.g.toldDone(ctx, l, c)
+		}
 		return duplicate(), nil
 	}
 	res, err := plain(x).charge(ctx, l, c, s)
@@ -57,6 +61,24 @@ func (x setNX) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Sett
 		x.g.gaveBack(l, c, sim.GiveBackOwed)
 	}
 	return res, err
+}
+
+// toldDone counts a charge sent straight to the API and told "already
+// done" against its order when no payment carries its key: the lost-charge
+// alert then names it, as it names the lab's client's (whose attempts count
+// themselves). Should the first request with the key still be at work, its
+// payment clears the alert as it commits.
+func (g *Ledger) toldDone(ctx context.Context, l *labs.Lab, c sim.Charge) {
+	var n int
+	if err := g.checkKey.QueryRow(ctx, l.ID, *c.Key).Scan(&n); err != nil || n > 0 {
+		return // paid, or not known: no alert
+	}
+	_, err := g.Store.Exec(ctx, `
+INSERT INTO order_stats (lab_id, order_id, told_done) VALUES (?, ?, 1)
+ON CONFLICT (lab_id, order_id) DO UPDATE SET told_done = order_stats.told_done + 1`, l.ID, c.OrderID)
+	if err != nil && !store.IsGone(err) {
+		g.Log.Warn("set-nx: count a lost charge", "lab", l.ID, "order", c.OrderID, "err", err)
+	}
 }
 
 // gaveBack tells the lab what became of the key of a charge that did not
