@@ -11,6 +11,8 @@ var failureMessages = map[string]message{
 	// The answers (problem details) of a charge that met a part down.
 	"err.db-down": {"The database does not answer: nothing was charged. Try again when it is back (the Retry-After header says when to look); a retry with the same key charges once.",
 		"База данных не отвечает: ничего не списано. Повторите, когда она вернётся (заголовок Retry-After подскажет, когда); повтор с тем же ключом спишет один раз."},
+	"err.db-unavailable": {"The database does not answer just now: nothing was changed. Try again when it is back (the Retry-After header says when to look).",
+		"База данных сейчас не отвечает: ничего не изменено. Повторите, когда она вернётся (заголовок Retry-After подскажет, когда)."},
 	"err.db-unknown": {"The database stopped answering while the payment was being committed: whether it was written is not known. Look at the payments before paying again.",
 		"База данных перестала отвечать, когда платёж фиксировался: записан ли он, неизвестно. Посмотрите платежи, прежде чем платить снова."},
 	"err.kv-unknown": {"Redis did not answer in time: nothing was charged. The key this request may have taken is given back as soon as Redis answers, before any retry with it: try again when it is back.",

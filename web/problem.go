@@ -15,6 +15,7 @@ import (
 
 	"idemlab/api"
 	"idemlab/sim"
+	"idemlab/sim/store"
 	"idemlab/views"
 )
 
@@ -71,6 +72,11 @@ func problemFor(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p
+	}
+	if sim.ErrorCode(err) == sim.EInternal && store.IsUnavailable(err) && !errors.Is(err, context.DeadlineExceeded) {
+		// The database down is not a fault of the lab: 503, named, as a
+		// charge's is (which the ledger tells itself, with its key's fate).
+		err = sim.Unavailable(sim.PartDatabase, 5*time.Second, "db-unavailable")
 	}
 	var se *sim.Error
 	if errors.As(err, &se) {
