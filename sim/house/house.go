@@ -117,7 +117,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	nc := cfg.Notify
-	nc.Store, nc.Labs, nc.Bus, nc.Clock, nc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
+	nc.Store, nc.Labs, nc.Bus, nc.Clock, nc.Log, nc.DB = h.Store, h.Labs, h.Bus, h.Clock, h.log, h.DB
 	if h.Notify, err = notify.Start(ctx, nc); err != nil {
 		return fmt.Errorf("house: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"idemlab/sim/events"
 	"idemlab/sim/labs"
 	"idemlab/sim/mail"
+	"idemlab/sim/outage"
 	"idemlab/sim/store"
 )
 
@@ -31,6 +32,7 @@ type Config struct {
 	Bus   *events.Bus
 	Clock clock.Clock // the database's
 	Log   *slog.Logger
+	DB    *outage.Watch // the database's outages, logged once each; nil: each failure logged
 
 	// WithQueue runs the broker of notify "queue": NATS with JetStream,
 	// embedded in the process (its store in QueueDir, or in memory when
