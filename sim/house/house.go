@@ -145,7 +145,7 @@ func (h *House) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.cluster, err = cluster.Start(ctx, cluster.Config{Store: h.Store, Bus: h.Bus, Clock: h.Clock, Log: h.log, Heard: h.heard})
+	h.cluster, err = cluster.Start(ctx, cluster.Config{Store: h.Store, Bus: h.Bus, Clock: h.Clock, Log: h.log, DB: h.DB, Heard: h.heard})
 	if err != nil {
 		return fmt.Errorf("house: listen to other processes: %w", err)
 	}
