@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"idemlab/sim/keys/keystest"
 )
 
 // Another local user who finds the embedded store's port is refused: a raw
@@ -51,5 +53,28 @@ func TestEmbeddedStoreRefusesOtherUsers(t *testing.T) {
 	}
 	if ok, err := take(t, s, "secret-lab", "k", "v", time.Minute, time.Now()); err != nil || ok {
 		t.Errorf("the lab's key after the stranger: taken again %v, %v; want it still held", ok, err)
+	}
+}
+
+// A real Redis that asks for a password is used with the credentials its
+// URL gives, and refuses a URL without them.
+func TestRealRedisWithItsURLsCredentials(t *testing.T) {
+	r := keystest.RealRedis(t, "--requirepass", "s3cret")
+	ctx := context.Background()
+	s, err := Start(ctx, Config{URL: strings.Replace(r.URL, "redis://", "redis://:s3cret@", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ok, err := take(t, s, "lab", "k", "fp", time.Minute, time.Now()); !ok || err != nil {
+		t.Errorf("SET NX with the URL's password: %v, %v", ok, err)
+	}
+	bare, err := Start(ctx, Config{URL: r.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	if bare.Healthy(ctx) {
+		t.Error("a URL without the password is let in")
 	}
 }

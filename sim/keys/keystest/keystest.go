@@ -22,10 +22,11 @@ type Stalling struct {
 	Stop, Cont func()
 }
 
-// RealRedis starts a redis-server of the test's own on a free port; Stop
-// and Cont send it SIGSTOP and SIGCONT. Without redis-server the test
-// skips, or fails under CI=true.
-func RealRedis(tb testing.TB) Stalling {
+// RealRedis starts a redis-server of the test's own on a free port, with
+// the extra arguments given (--requirepass …); Stop and Cont send it
+// SIGSTOP and SIGCONT. Without redis-server the test skips, or fails
+// under CI=true.
+func RealRedis(tb testing.TB, extra ...string) Stalling {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -40,7 +41,7 @@ func RealRedis(tb testing.TB) Stalling {
 	}
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tb.TempDir())
+	cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tb.TempDir()}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
