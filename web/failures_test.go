@@ -11,6 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"idemlab/sim"
 	"idemlab/sim/keys/keystest"
 )
 
@@ -42,8 +43,8 @@ func TestSetNXStalledRedisTellsTheTruth(t *testing.T) {
 
 func stalledRedis(t *testing.T, r keystest.Stalling) {
 	s := startServer(t, func(o *serverOpts) { o.cfg.KV, o.cfg.Redis = true, r.URL })
-	lab := s.newLab(`{"protection":"set-nx"}`)
-	s.must(http.StatusCreated, "POST", lab+"/charges", order42, "Idempotency-Key", "k-0") // the pool's connections have served
+	lab := s.newLab(`{"protection":"set-nx","key_strategy":"uuid","client_timeout_ms":5000}`) // longer than Redis's 2 s
+	s.must(http.StatusCreated, "POST", lab+"/charges", order42, "Idempotency-Key", "k-0")     // the pool's connections have served
 	r.Stop()
 	got := s.charge(lab, order42, "k-1")
 	if got.Status != http.StatusServiceUnavailable || got.Header.Get("Retry-After") == "" {
@@ -54,6 +55,11 @@ func stalledRedis(t *testing.T, r keystest.Stalling) {
 	}
 	if h := s.do("GET", "/healthz", ""); h.Status != http.StatusServiceUnavailable || !strings.Contains(string(h.Body), `"kv":"down"`) {
 		t.Errorf("/healthz with Redis stopped: %d %s; want 503 naming kv", h.Status, h.Body)
+	}
+	// The lab's client sees it too, and the diagram draws it.
+	op := s.operation(lab, `{"order_id":"order-43","amount":1500,"fate":"ok"}`)
+	if a := lastAttempt(op); a.Status != http.StatusServiceUnavailable || a.Outcome != sim.OutcomeUnavailable {
+		t.Errorf("the client's attempt: %d %s; want 503 unavailable", a.Status, a.Outcome)
 	}
 	r.Cont()
 	var again response
@@ -67,12 +73,19 @@ func stalledRedis(t *testing.T, r keystest.Stalling) {
 	if r := s.charge(lab, order42, "k-1"); r.Status != http.StatusOK {
 		t.Errorf("the same key again: %d; want 200 duplicate", r.Status)
 	}
-	if led := s.ledger(lab); led.Count != 2 {
-		t.Errorf("%d payments; want 2: k-0, and k-1 once", led.Count)
+	op = s.retry(lab, op.ID, `{"fate":"ok"}`)
+	if a := lastAttempt(op); a.Status != http.StatusCreated {
+		t.Errorf("the client's retry: %d %s; want 201", a.Status, a.Outcome)
+	}
+	if led := s.ledger(lab); led.Count != 3 {
+		t.Errorf("%d payments; want 3: k-0, k-1 once, the client's once", led.Count)
 	}
 	page := "/labs/" + strings.TrimPrefix(lab, "/api/v1/labs/")
 	waitFor(t, 5*time.Second, "the event log to tell the key owed back", func() bool {
 		return strings.Contains(string(s.do("GET", page, "", "Accept-Language", "en").Body), "is owed back")
+	})
+	waitFor(t, 5*time.Second, "the diagram to draw the 503", func() bool {
+		return strings.Contains(string(s.do("GET", page, "", "Accept-Language", "en").Body), "sd-outcome-unavailable")
 	})
 	s.must(http.StatusOK, "GET", "/healthz", "")
 }
