@@ -179,9 +179,6 @@ func (s *Store) Healthy(ctx context.Context) bool {
 	return true
 }
 
-// Down reports whether the store's last word was a failure.
-func (s *Store) Down() bool { return s.watch.Down() }
-
 // clock moves the embedded store's TTLs on with real time, as a Redis
 // counts them down, until Close.
 func (s *Store) clock() {

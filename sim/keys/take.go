@@ -93,8 +93,11 @@ func (s *Store) setNX(ctx context.Context, h *Hold, ghosts []string, now time.Ti
 	if len(ghosts) > 0 {
 		args := append([]any{h.value, h.ttl.Milliseconds(), now.UnixMilli(), indexLife.Milliseconds()}, toAny(ghosts)...)
 		r, err := takeOwed.Run(ctx, s.rdb, []string{k, ix}, args...).Int64Slice()
-		if err != nil || len(r) != 3 {
-			return false, 0, 0, fmt.Errorf("set-nx after give-backs: %v %w", r, err)
+		switch {
+		case err != nil:
+			return false, 0, 0, fmt.Errorf("set-nx after give-backs: %w", err)
+		case len(r) != 3:
+			return false, 0, 0, fmt.Errorf("set-nx after give-backs: the script answered %v", r)
 		}
 		return r[0] == 1, int(r[1]), r[2], nil
 	}
