@@ -29,7 +29,7 @@ var failureMessages = map[string]message{
 		"Защита `set-nx` хранит ключи в Redis (встроенном или указанном в `-redis`), и Redis не ответил вовремя. Ничего не списано. `SET NX`, на который Redis не ответил, ещё может выполниться, когда Redis продолжит работу, поэтому сервер должен вернуть этот ключ: он удалит его (только пока в нём значение этого запроса), как только Redis ответит, и раньше любого повтора с этим ключом, чтобы повтор списал деньги, а не получил «дубликат». Повторите через столько секунд, сколько указано в заголовке `Retry-After`; лаборатория восстановится сама, без перезапуска."},
 	"problem.broker-unavailable.title": {"The message broker does not answer", "Брокер сообщений не отвечает"},
 	"problem.broker-unavailable.explain": {"The message broker of notify `queue` (NATS, embedded, or the one `-nats` names) does not answer. Charges go on: each message waits in the outbox, in the payment's own transaction, and is published once the broker is back. Retry after the number of seconds in the `Retry-After` header.",
-		"Брокер сообщений для notify `queue` (NATS, встроенный или указанный в `-nats`) не отвечает. Списания продолжаются: каждое сообщение ждёт в outbox, записанное в транзакции самого платежа, и будет опубликовано, когда брокер вернётся. Повторите через столько секунд, сколько указано в заголовке `Retry-After`."},
+		"Брокер сообщений для уведомлений через очередь (`notify` = `queue`; NATS, встроенный или указанный в `-nats`) не отвечает. Списания продолжаются: каждое сообщение ждёт в таблице исходящих (`messages`), записанное в транзакции самого платежа, и будет опубликовано, когда брокер вернётся. Повторите через столько секунд, сколько указано в заголовке `Retry-After`."},
 	"error.lead.database-unavailable": {"The lab's database does not answer just now. Nothing was charged: try again in a few seconds.",
 		"База данных лаборатории сейчас не отвечает. Ничего не списано: попробуйте снова через несколько секунд."},
 	"error.lead.redis-unavailable": {"Redis, where protection set-nx keeps its keys, does not answer just now. Nothing was charged: try again in a few seconds.",
@@ -47,7 +47,7 @@ var failureMessages = map[string]message{
 
 	// The event log: what became of a set-nx key whose charge did not happen.
 	"log.give-back.given": {"%s: the charge did not happen after its SET NX, so the server gave the key back (DEL, while it held this request's value): a retry with it charges.",
-		"%s: списание не состоялось после SET NX, поэтому сервер вернул ключ (DEL, пока в нём было значение этого запроса): повтор с ним спишет."},
+		"%s: списание не состоялось после SET NX, поэтому сервер вернул ключ (удалил его, пока в нём было значение этого запроса): повтор с ним спишет."},
 	"log.give-back.owed": {"%s: Redis did not answer, so the key this request took, or may yet take, is owed back: the server deletes it as soon as Redis answers, before any retry with it. Nothing was charged.",
 		"%s: Redis не ответил, поэтому ключ, который этот запрос занял или ещё может занять, нужно вернуть: сервер удалит его, как только Redis ответит, раньше любого повтора с ним. Ничего не списано."},
 	"log.give-back.given-later": {"Redis answers again: %s, owed back, is free; a retry with it charges.",
