@@ -21,14 +21,17 @@ var chargeAnswers = []struct {
 	Status   int
 	Replayed bool
 	Problem  string // the slug of the problem type, for a problem answer
+	Exact    bool   // read from this problem type only: another of its status is not this outcome
 }{
-	{sim.OutcomeCharged, http.StatusCreated, false, ""},
-	{sim.OutcomeReplayed, http.StatusCreated, true, ""},
-	{sim.OutcomeDuplicate, http.StatusOK, false, ""},
-	{sim.OutcomeInFlight, http.StatusConflict, false, ProblemInFlight.Slug},
-	{sim.OutcomeConflict, http.StatusConflict, false, ProblemConflict.Slug},
-	{sim.OutcomeMismatch, http.StatusUnprocessableEntity, false, ""},
-	{sim.OutcomeRejected, http.StatusBadRequest, false, ""},
+	{sim.OutcomeCharged, http.StatusCreated, false, "", false},
+	{sim.OutcomeReplayed, http.StatusCreated, true, "", false},
+	{sim.OutcomeDuplicate, http.StatusOK, false, "", false},
+	{sim.OutcomeInFlight, http.StatusConflict, false, ProblemInFlight.Slug, false},
+	{sim.OutcomeConflict, http.StatusConflict, false, ProblemConflict.Slug, false},
+	{sim.OutcomeMismatch, http.StatusUnprocessableEntity, false, "", false},
+	{sim.OutcomeRejected, http.StatusBadRequest, false, "", false},
+	{sim.OutcomeUnavailable, http.StatusServiceUnavailable, false, ProblemDatabaseDown.Slug, true},
+	{sim.OutcomeUnavailable, http.StatusServiceUnavailable, false, ProblemRedisDown.Slug, true},
 }
 
 // StatusOf is the status the charge endpoint answers an outcome with.
@@ -75,7 +78,7 @@ func chargeOutcome(status int, replayed bool, problem string) sim.Outcome {
 		}
 	}
 	for _, a := range chargeAnswers { // a problem of a type not in the table
-		if a.Status == status && a.Replayed == replayed {
+		if a.Status == status && a.Replayed == replayed && !a.Exact {
 			return a.Outcome
 		}
 	}

@@ -39,11 +39,32 @@ var (
 	ProblemRateLimit  = ProblemType{"rate-limited", http.StatusTooManyRequests, "Too many requests"}
 	ProblemBusy       = ProblemType{"server-busy", http.StatusServiceUnavailable, "The server is busy"}
 	ProblemInternal   = ProblemType{"internal-error", http.StatusInternalServerError, "Internal server error"}
+
+	// A part the lab depends on does not answer: each is named by a type
+	// of its own (and by the problem's limit member: database, kv, broker).
+	ProblemDatabaseDown = ProblemType{"database-unavailable", http.StatusServiceUnavailable, "The database does not answer"}
+	ProblemRedisDown    = ProblemType{"redis-unavailable", http.StatusServiceUnavailable, "Redis does not answer"}
+	ProblemBrokerDown   = ProblemType{"broker-unavailable", http.StatusServiceUnavailable, "The message broker does not answer"}
+	// A part stopped answering in the middle of the work: its outcome is
+	// not known (the database, at a COMMIT).
+	ProblemUnknown = ProblemType{"outcome-unknown", http.StatusServiceUnavailable, "Whether the request was done is not known"}
 )
+
+// ProblemUnavailable is the problem type of a part that does not answer
+// (sim.PartDatabase, sim.PartKV, sim.PartBroker).
+func ProblemUnavailable(part string) ProblemType {
+	switch part {
+	case sim.PartKV:
+		return ProblemRedisDown
+	case sim.PartBroker:
+		return ProblemBrokerDown
+	}
+	return ProblemDatabaseDown
+}
 
 // ProblemTypes lists every problem type, in the order their pages list them.
 func ProblemTypes() []ProblemType {
 	return []ProblemType{ProblemValidation, ProblemKeyMissing, ProblemKeyReused, ProblemInFlight, ProblemConflict,
 		ProblemNotFound, ProblemMethod, ProblemTooLarge, ProblemMediaType, ProblemCrossSite, ProblemForbidden,
-		ProblemRateLimit, ProblemBusy, ProblemInternal}
+		ProblemRateLimit, ProblemBusy, ProblemDatabaseDown, ProblemRedisDown, ProblemBrokerDown, ProblemUnknown, ProblemInternal}
 }

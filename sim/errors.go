@@ -12,17 +12,19 @@ type Code string
 
 // The error codes of the lab.
 const (
-	EInvalid    Code = "invalid"     // the request breaks a rule; Fields say which
-	ENotFound   Code = "not-found"   // no such lab, operation or payment
-	EKeyMissing Code = "key-missing" // the protection needs an Idempotency-Key and none came
-	EKeyReused  Code = "key-reused"  // the key was first used with a different request
-	EInFlight   Code = "in-flight"   // the key's first request is still being processed
-	EConflict   Code = "conflict"    // the transaction lost a race the database caught (40001); RetryAfter says when to retry
-	EForbidden  Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
-	ECrashed    Code = "crashed"     // the server died in the middle (server_fault): no answer at all
-	EBusy       Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
-	ELimited    Code = "limited"     // one client address holds its share of a limit; Limit names it, RetryAfter says when
-	EInternal   Code = "internal"    // anything else: never shown to users in detail
+	EInvalid     Code = "invalid"     // the request breaks a rule; Fields say which
+	ENotFound    Code = "not-found"   // no such lab, operation or payment
+	EKeyMissing  Code = "key-missing" // the protection needs an Idempotency-Key and none came
+	EKeyReused   Code = "key-reused"  // the key was first used with a different request
+	EInFlight    Code = "in-flight"   // the key's first request is still being processed
+	EConflict    Code = "conflict"    // the transaction lost a race the database caught (40001); RetryAfter says when to retry
+	EForbidden   Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
+	ECrashed     Code = "crashed"     // the server died in the middle (server_fault): no answer at all
+	EBusy        Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
+	ELimited     Code = "limited"     // one client address holds its share of a limit; Limit names it, RetryAfter says when
+	EUnavailable Code = "unavailable" // a part the lab depends on does not answer; Limit names it (PartDatabase, PartKV, PartBroker), RetryAfter says when to come back
+	EUnknown     Code = "unknown"     // a part stopped answering in the middle: whether the work was done is not known; Limit names the part
+	EInternal    Code = "internal"    // anything else: never shown to users in detail
 )
 
 // FieldError names one invalid field of a request and the rule it broke.
@@ -48,8 +50,8 @@ type Error struct {
 	Key        string
 	Args       []any
 	Fields     []FieldError
-	RetryAfter time.Duration // for EInFlight, EConflict, EBusy and ELimited: when to try again
-	Limit      string        // for EBusy and ELimited: the limit reached (max-labs, max-inflight, ...)
+	RetryAfter time.Duration // for EInFlight, EConflict, EBusy, ELimited and EUnavailable: when to try again
+	Limit      string        // for EBusy and ELimited: the limit reached (max-labs, max-inflight, ...); for EUnavailable, the part down
 }
 
 // Error says the error for logs and tests; people read its words from
@@ -90,6 +92,24 @@ func Busy(limit string, retryAfter time.Duration, key string, args ...any) *Erro
 // address: the server has room, but not for this address.
 func Limited(limit string, retryAfter time.Duration, key string, args ...any) *Error {
 	return &Error{Code: ELimited, Key: key, Args: args, Limit: limit, RetryAfter: retryAfter}
+}
+
+// The parts the lab depends on, as an EUnavailable error names them.
+const (
+	PartDatabase = "database" // the ledger's database: SQLite or PostgreSQL (-db)
+	PartKV       = "kv"       // the key-value store of protection set-nx: Redis (-redis)
+	PartBroker   = "broker"   // the message broker of notify "queue": NATS (-nats)
+)
+
+// Unavailable returns an EUnavailable error: the part does not answer.
+func Unavailable(part string, retryAfter time.Duration, key string, args ...any) *Error {
+	return &Error{Code: EUnavailable, Key: key, Args: args, Limit: part, RetryAfter: retryAfter}
+}
+
+// Unknown returns an EUnknown error: the part stopped answering in the
+// middle, and what it did is not known.
+func Unknown(part string, retryAfter time.Duration, key string, args ...any) *Error {
+	return &Error{Code: EUnknown, Key: key, Args: args, Limit: part, RetryAfter: retryAfter}
 }
 
 // NoLab is the error of a lab that does not exist, or no longer does.

@@ -19,6 +19,7 @@ const (
 	EventEmail     EventKind = "email"     // the mailbox received an email
 	EventOrder     EventKind = "order"     // an order was set or removed
 	EventClock     EventKind = "clock"     // the lab's clock was moved forward
+	EventGiveBack  EventKind = "give-back" // under set-nx, a key whose charge did not happen was given back, or is owed back (GiveBack says which)
 
 	// EventStartOver tells a subscriber that events were lost: it fell
 	// behind and its buffer overflowed, or another process's notices went
@@ -52,10 +53,23 @@ type Event struct {
 	Lesson    *LessonState   // EventLesson: where the lab is in its lesson now
 	Delivery  *DeliveryEvent // EventMessage
 	Subject   string         // EventEmail: the email's subject
+	GiveBack  GiveBack       // EventGiveBack
 	// Remote marks an event another process on the database reported:
 	// what this process keeps of the lab may be behind it.
 	Remote bool `json:"-"`
 }
+
+// GiveBack is what became of a set-nx key whose charge did not happen
+// (EventGiveBack): the server deletes the key it took, so that a retry
+// charges; only a crash leaves it behind.
+type GiveBack string
+
+// What became of the key.
+const (
+	GaveBack     GiveBack = "given"       // deleted now: the charge failed after its SET NX
+	GiveBackOwed GiveBack = "owed"        // Redis did not answer: deleted as soon as it does, before any retry with the key
+	GaveBackLate GiveBack = "given-later" // Redis answered again: a key owed back is free
+)
 
 // DeliveryEvent is one delivery of a message to the consumer, for the log.
 type DeliveryEvent struct {

@@ -72,3 +72,12 @@ type KeyInfo struct {
 // MaxClockAdvance is the most one move of a lab's clock may take, in
 // seconds: longer than any key's TTL (30 days).
 const MaxClockAdvance = 365 * 24 * 60 * 60
+
+// MaxClockYears and MaxClockOffset bound how far ahead of the process's a
+// lab's clock may run in all, in years and seconds: far past any key's
+// TTL, and far below where a time.Duration of nanoseconds wraps round
+// (292 years), so that no time the lab computes from it overflows.
+const (
+	MaxClockYears  = 100
+	MaxClockOffset = MaxClockYears * MaxClockAdvance
+)

@@ -80,7 +80,7 @@ func (l Lang) T(key string, args ...any) string {
 
 // lookup finds key in the catalogs: the page's, the log's, the diagram's,
 // the checklist's, the lessons', the errors', the error pages', the mail's,
-// the keys', the problems', the comparison's, the shares'.
+// the keys', the problems', the comparison's, the shares', the failures'.
 func lookup(key string) (message, bool) {
 	for _, c := range catalogs() {
 		if m, ok := c[key]; ok {
@@ -90,8 +90,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [12]map[string]message {
-	return [12]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages}
+func catalogs() [13]map[string]message {
+	return [13]map[string]message{pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages, failureMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

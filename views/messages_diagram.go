@@ -107,6 +107,7 @@ var diagramMessages = map[string]message{
 	"diagram.box.deleted":     {"deleted", "удалён"},
 	"diagram.box.dropped":     {"✕ died\nbefore COMMIT", "✕ упал\nдо COMMIT"},
 	"diagram.box.absent":      {"404\nno order", "404\nзаказа нет"},
+	"diagram.box.unavailable": {"503 a part down\nnothing charged", "503 часть не отвечает\nничего не списано"},
 
 	// The text equivalent: one sentence an attempt.
 	"diagram.say.attempt":      {"Attempt %d, %s: ", "Попытка %d, %s: "},
@@ -137,6 +138,8 @@ var diagramMessages = map[string]message{
 	"diagram.did.updated":     {"set the order to the same state again (200)", "снова задал заказу то же состояние (200)"},
 	"diagram.did.deleted":     {"removed the order (204)", "удалил заказ (204)"},
 	"diagram.did.absent":      {"found no order to remove (404)", "не нашёл заказа для удаления (404)"},
+	"diagram.did.unavailable": {"could not reach the database or Redis: answered 503, nothing charged (under set-nx it gave back the key it took, so a retry charges)",
+		"не достучался до базы данных или Redis: ответил 503, ничего не списано (при set-nx он вернул занятый ключ, так что повтор спишет)"},
 }
 
 // DiagramMessages is the diagram's catalog, key by key: the English and the

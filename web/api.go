@@ -33,17 +33,44 @@ func labOf(c echo.Context) *labs.Lab { return c.Get(labKey).(*labs.Lab) }
 // healthWait is how long /healthz waits for the ledger to take its write.
 const healthWait = 2 * time.Second
 
-// handleHealth answers 200 when the ledger can be written now, 503 when not
-// (a full disk, a writer stuck): what a load balancer needs to know.
+// health is the answer of /healthz: each part the lab runs, "ok" or
+// "down" (database: the ledger can be written; kv: Redis; broker: NATS).
+type health struct {
+	Status string            `json:"status"` // ok, unavailable
+	Detail string            `json:"detail,omitempty"`
+	Parts  map[string]string `json:"parts"`
+}
+
+// handleHealth answers 200 when the ledger can be written now and every
+// part the lab runs answers, 503 when not (a full disk, a writer stuck, a
+// database, Redis or broker down), naming the parts down: what a load
+// balancer needs to know. The checks run side by side, within healthWait.
 func handleHealth(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), healthWait)
 		defer cancel()
+		parts := make(chan map[string]bool, 1)
+		go func() { parts <- h.Parts(ctx) }()
+		out := health{Status: "ok", Parts: map[string]string{sim.PartDatabase: "ok"}}
 		if err := h.Health(ctx); err != nil {
-			c.Response().Header().Set("Retry-After", "5")
-			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "The ledger cannot be written."})
+			out.Parts[sim.PartDatabase], out.Detail = "down", "The ledger cannot be written."
 		}
-		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+		for part, ok := range <-parts {
+			out.Parts[part] = "ok"
+			if !ok {
+				out.Parts[part] = "down"
+			}
+		}
+		for _, st := range out.Parts {
+			if st == "down" {
+				out.Status = "unavailable"
+			}
+		}
+		if out.Status != "ok" {
+			c.Response().Header().Set("Retry-After", "5")
+			return c.JSON(http.StatusServiceUnavailable, out)
+		}
+		return c.JSON(http.StatusOK, out)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // key: the key's prefix and every value it may be followed by.
 var dgOutcomes = []sim.Outcome{sim.OutcomeNotReached, sim.OutcomePending, sim.OutcomeCharged, sim.OutcomeDuplicate,
 	sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeFailed,
-	sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent, sim.OutcomeDropped}
+	sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent, sim.OutcomeDropped, sim.OutcomeUnavailable}
 
 func dgDynamicKeys() map[string][]string {
 	var fates, outcomes, strategies []string

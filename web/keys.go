@@ -122,6 +122,9 @@ func handleClockForm(h *house.House, hub *Hub) echo.HandlerFunc {
 			s = 0 // not a number: refused by name, as out of range
 		}
 		if _, err := h.Keys.Advance(c.Request().Context(), l, s); err != nil {
+			if sim.ErrorCode(err) == sim.EUnavailable {
+				return err // Redis down is not the person's doing: its 503 and Retry-After
+			}
 			return refuseErr(c, err)
 		}
 		return answer(c, h, hub, l)

@@ -51,6 +51,8 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		return []logText{{"mail", m("log.email", ev.Subject, ev.OrderID)}}
 	case sim.EventClock:
 		return []logText{{"lab", m("log.clock")}}
+	case sim.EventGiveBack:
+		return []logText{{"server", giveBackText(ev)}}
 	}
 	return nil
 }
@@ -73,7 +75,7 @@ func outcomeWords(o sim.Outcome) views.Msg {
 	switch o {
 	case sim.OutcomeCharged, sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict,
 		sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeNotReached, sim.OutcomeFailed, sim.OutcomeUnknown, sim.OutcomeDropped,
-		sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent:
+		sim.OutcomeCreated, sim.OutcomeUpdated, sim.OutcomeDeleted, sim.OutcomeAbsent, sim.OutcomeUnavailable:
 		return m("log.did." + string(o))
 	}
 	return m("log.did.pending")
@@ -100,7 +102,8 @@ func chargeText(ev sim.Event) views.Msg {
 		if ev.Payment != nil {
 			return m("log.charge.commit", head, ev.Payment.ID, views.Amount(ev.Payment.Amount))
 		}
-	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeDropped:
+	case sim.OutcomeDuplicate, sim.OutcomeReplayed, sim.OutcomeInFlight, sim.OutcomeConflict, sim.OutcomeMismatch, sim.OutcomeRejected, sim.OutcomeDropped,
+		sim.OutcomeUnavailable:
 		return m("log.charge."+string(ev.Outcome), head)
 	}
 	return m("log.charge.failed", head)

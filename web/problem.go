@@ -15,6 +15,7 @@ import (
 
 	"idemlab/api"
 	"idemlab/sim"
+	"idemlab/sim/store"
 	"idemlab/views"
 )
 
@@ -48,7 +49,8 @@ type Problem struct {
 	Errors   []sim.FieldError `json:"errors,omitempty"`
 	// Limit names the limit reached, for 429 and 503: max-labs,
 	// max-inflight, max-streams, max-requests, lab-rate, compare-rate,
-	// scenario-rate, streams-per-address, inflight-per-address, labs-per-address.
+	// scenario-rate, streams-per-address, inflight-per-address, labs-per-address;
+	// or the part that does not answer: database, kv (Redis), broker.
 	Limit string `json:"limit,omitempty"`
 
 	retryAfter int // seconds, for 409, 429 and 503: the Retry-After header
@@ -71,6 +73,11 @@ func problemFor(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {
 		return p
+	}
+	if sim.ErrorCode(err) == sim.EInternal && store.IsUnavailable(err) && !errors.Is(err, context.DeadlineExceeded) {
+		// The database down is not a fault of the lab: 503, named, as a
+		// charge's is (which the ledger tells itself, with its key's fate).
+		err = sim.Unavailable(sim.PartDatabase, 5*time.Second, "db-unavailable")
 	}
 	var se *sim.Error
 	if errors.As(err, &se) {
@@ -100,6 +107,14 @@ func problemFor(err error) *Problem {
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		case sim.ELimited:
 			q = newProblem(probRateLimited, msg)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EUnavailable: // a part down: named by the type, and by limit
+			q = newProblem(api.ProblemUnavailable(se.Limit), msg)
+			q.Limit = se.Limit
+			q.retryAfter = retrySeconds(se.RetryAfter)
+		case sim.EUnknown:
+			q = newProblem(api.ProblemUnknown, msg)
 			q.Limit = se.Limit
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		default:

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"idemlab/api"
@@ -162,5 +164,27 @@ func TestHangUpIsNotAFailure(t *testing.T) {
 	errorServer(fmt.Errorf("ledger: totals of demo: %w", context.Canceled), &other).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/x", nil))
 	if len(other) != 1 {
 		t.Errorf("a cancellation while the client still waits was not logged: %v", other)
+	}
+}
+
+// A database that does not answer is a 503 naming it, with Retry-After,
+// on any endpoint, not a 500 logged as the lab's fault; a mistake in the
+// lab's SQL stays a 500.
+func TestDatabaseDownIsNotAFault(t *testing.T) {
+	t.Parallel()
+	var logged []error
+	rec := httptest.NewRecorder()
+	down := fmt.Errorf("ledger: payments of demo: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+	errorServer(down, &logged).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "/problems/database-unavailable") {
+		t.Errorf("the database shutting down: %d (Retry-After %q) %s; want 503 naming the database", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
+	if len(logged) != 0 {
+		t.Errorf("logged as a fault: %v", logged)
+	}
+	rec = httptest.NewRecorder()
+	errorServer(fmt.Errorf("ledger: %w", &pgconn.PgError{Code: "42601", Message: "syntax error"}), &logged).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != http.StatusInternalServerError || len(logged) != 1 {
+		t.Errorf("a syntax error: %d, %d logged; want 500, logged", rec.Code, len(logged))
 	}
 }

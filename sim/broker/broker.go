@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -20,10 +21,16 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"idemlab/sim/outage"
 )
 
 // ErrClosed is returned by Publish, Consume and Remove once Close has been called.
 var ErrClosed = errors.New("broker: closed")
+
+// ErrDown is what Publish returns at once while the server does not answer (an external one, stopped
+// or not reachable): the message stays in the caller's outbox, for a publish once it is back.
+var ErrDown = errors.New("broker: the server does not answer")
 
 // Config says which NATS to use and how the lab's stream is kept. On an external server the stream
 // is kept on file, in that server's store.
@@ -83,6 +90,8 @@ type Broker struct {
 	nc     *nats.Conn
 	closed chan struct{} // closed when nc is
 	js     jetstream.JetStream
+	watch  *outage.Watch // logs each outage of an external server once
+	ready  atomic.Bool   // the stream exists: made at start, or once the server first answers
 
 	ctx    context.Context // ends when Close begins; every run's context derives from it
 	cancel context.CancelFunc
@@ -106,10 +115,15 @@ func Start(ctx context.Context, cfg Config) (*Broker, error) {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
+	b.watch = outage.New(b.log, "broker", "flag", "-nats", "url", redacted(cfg.URL))
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	if err := b.connect(cfg); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if !b.nc.IsConnected() { // an external server down: the lab starts all the same
+		b.watch.Failed(errors.New("no server answers at the address"), downMeans)
+		return b, nil
 	}
 	if err := b.ensureStream(ctx); err != nil {
 		b.Close()
@@ -118,11 +132,38 @@ func Start(ctx context.Context, cfg Config) (*Broker, error) {
 	return b, nil
 }
 
+// What the lab does while the broker does not answer, as its log says.
+const downMeans = "notify \"queue\" keeps its messages in the outbox until it does"
+
+// redacted is a NATS URL as a log may show it: never its password.
+func redacted(raw string) string {
+	if raw == "" {
+		return "embedded"
+	}
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "(unreadable)"
+}
+
+// up makes sure the server answers and the stream exists, before a publish or a consumer: ErrDown
+// while it does not answer.
+func (b *Broker) up(ctx context.Context) error {
+	if !b.nc.IsConnected() {
+		return ErrDown
+	}
+	if b.ready.Load() {
+		return nil
+	}
+	return b.ensureStream(ctx)
+}
+
 // ensureStream creates the stream or brings an existing one to the Broker's configuration.
 func (b *Broker) ensureStream(ctx context.Context) error {
 	if _, err := b.js.CreateOrUpdateStream(ctx, b.stream); err != nil {
 		return fmt.Errorf("broker: stream %s: %w", b.stream.Name, err)
 	}
+	b.ready.Store(true)
 	return nil
 }
 

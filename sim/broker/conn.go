@@ -22,14 +22,14 @@ func (b *Broker) connect(cfg Config) error {
 		nats.Name("idemlab"),
 		nats.DrainTimeout(drainTimeout),
 		nats.ClosedHandler(func(*nats.Conn) { close(b.closed) }),
+		// One line when the server stops answering, one when it is back.
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
-				b.log.Warn("broker: disconnected", "err", err)
+				b.watch.Failed(err, downMeans)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			b.log.Info("broker: reconnected", "url", nc.ConnectedUrlRedacted())
-		}),
+		nats.ReconnectHandler(func(*nats.Conn) { b.watch.Ok() }),
+		nats.ConnectHandler(func(*nats.Conn) { b.watch.Ok() }), // the first connection, made late
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			b.log.Warn("broker: async error", "err", err)
 		}),
@@ -41,7 +41,8 @@ func (b *Broker) connect(cfg Config) error {
 		}
 		opts = append(opts, nats.InProcessServer(b.ns))
 	} else {
-		opts = append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
+		// A server down at start does not stop the lab: the connection is made as soon as it answers.
+		opts = append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(time.Second), nats.RetryOnFailedConnect(true))
 	}
 
 	nc, err := nats.Connect(url, opts...)
@@ -62,11 +63,13 @@ func (b *Broker) connect(cfg Config) error {
 // still wants a directory of its own rather than a shared default under os.TempDir.
 func (b *Broker) embed(storeDir string) error {
 	if storeDir == "" {
-		dir, err := os.MkdirTemp("", "idemlab-nats-")
+		dir, err := os.MkdirTemp("", "idemlab-nats-") // 0700
 		if err != nil {
 			return fmt.Errorf("broker: store: %w", err)
 		}
 		b.tmpDir, storeDir = dir, dir
+	} else if err := ownerOnly(storeDir); err != nil {
+		return err
 	}
 	ns, err := server.NewServer(&server.Options{
 		ServerName: "idemlab",
@@ -83,6 +86,19 @@ func (b *Broker) embed(storeDir string) error {
 	ns.Start()
 	if !ns.ReadyForConnections(readyTimeout) {
 		return errors.New("broker: embedded server not ready")
+	}
+	return nil
+}
+
+// ownerOnly makes the store's directory, readable by its owner only: it
+// holds every lab's messages, and their ids. One that exists with wider
+// permissions (made by an older release) is narrowed.
+func ownerOnly(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("broker: store: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("broker: store: %w", err)
 	}
 	return nil
 }

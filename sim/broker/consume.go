@@ -116,6 +116,9 @@ func (b *Broker) ensureConsumer(ctx context.Context, lab string, ackWait time.Du
 		MaxDeliver:    maxDeliver,
 		MaxAckPending: maxAckPending,
 	}
+	if err := b.up(ctx); err != nil {
+		return nil, fmt.Errorf("broker: consumer for lab %s: %w", lab, err)
+	}
 	cons, err := b.js.CreateOrUpdateConsumer(ctx, b.stream.Name, cfg)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if err = b.ensureStream(ctx); err == nil {

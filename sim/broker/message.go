@@ -53,6 +53,9 @@ func (b *Broker) Publish(ctx context.Context, lab string, data []byte, msgID str
 	if b.ctx.Err() != nil {
 		return 0, false, ErrClosed
 	}
+	if err := b.up(ctx); err != nil {
+		return 0, false, err
+	}
 	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(b.stream.Name)}
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(lab+":"+msgID))

@@ -46,7 +46,9 @@ func (b *Broker) deliver(ctx context.Context, lab string, ackWait time.Duration,
 		if ctx.Err() != nil {
 			return
 		}
-		b.log.Warn("broker: consumer interrupted", "lab", lab, "err", err)
+		if !b.watch.Down() { // a server down is logged once, by its watch
+			b.log.Warn("broker: consumer interrupted", "lab", lab, "err", err)
+		}
 		for {
 			if !sleep(ctx, retryWait) {
 				return
@@ -55,7 +57,9 @@ func (b *Broker) deliver(ctx context.Context, lab string, ackWait time.Duration,
 			if err == nil {
 				break
 			}
-			b.log.Warn("broker: consumer not restored", "lab", lab, "err", err)
+			if !b.watch.Down() {
+				b.log.Warn("broker: consumer not restored", "lab", lab, "err", err)
+			}
 		}
 	}
 }

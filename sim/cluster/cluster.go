@@ -20,6 +20,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/clock"
 	"idemlab/sim/events"
+	"idemlab/sim/outage"
 	"idemlab/sim/store"
 )
 
@@ -50,6 +51,7 @@ type Config struct {
 	Bus   *events.Bus
 	Clock clock.Clock
 	Log   *slog.Logger
+	DB    *outage.Watch // the database's outages, logged once each; nil: each failure logged
 	// Heard brings what this process keeps up to date with an event of
 	// another, before the event goes to the bus's subscribers.
 	Heard func(ctx context.Context, ev sim.Event)
@@ -196,7 +198,11 @@ func (c *Cluster) send() {
 			continue
 		}
 		_, err := c.Store.Pool().Exec(c.ctx, `SELECT pg_notify('`+channel+`', p) FROM unnest($1::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, batch)
-		if err != nil && !errors.Is(err, context.Canceled) {
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case store.IsUnavailable(err) && c.DB != nil: // once per outage, not per event
+			c.DB.Failed(err, "live updates to other processes wait until it does")
+		default:
 			c.Log.Warn("live updates to other processes", "err", err)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"idemlab/sim/lesson"
 	"idemlab/sim/notify"
 	"idemlab/sim/orders"
+	"idemlab/sim/outage"
 	"idemlab/sim/scenario"
 	"idemlab/sim/store"
 )
@@ -63,6 +64,10 @@ type House struct {
 	Lessons   *lesson.Lessons
 	Compare   *compare.Comparisons
 
+	// DB follows the database's outages: logged once each, by whoever
+	// meets one first (a charge, /healthz).
+	DB *outage.Watch
+
 	kv      *keys.Store
 	cluster *cluster.Cluster
 	log     *slog.Logger
@@ -88,6 +93,7 @@ func Open(ctx context.Context, cfg Config) (*House, error) {
 	}
 	h := &House{Store: cfg.Store, Clock: cfg.Store.Clock(cfg.Clock), log: cfg.Logger}
 	h.Bus = events.New(h.Clock.Now)
+	h.DB = outage.New(h.log, sim.PartDatabase, "flag", "-db")
 	if err := h.open(ctx, cfg); err != nil {
 		h.Close()
 		return nil, err
@@ -98,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*House, error) {
 // open makes the rooms, gives the labs their rooms, and starts them.
 func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	if cfg.KV || cfg.Redis != "" {
-		if h.kv, err = keys.Start(ctx, keys.Config{URL: cfg.Redis, Logger: h.log}); err != nil {
+		if h.kv, err = keys.Start(ctx, keys.Config{URL: cfg.Redis, Logger: h.log, Given: h.givenBack}); err != nil {
 			return err
 		}
 	}
@@ -111,12 +117,12 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	nc := cfg.Notify
-	nc.Store, nc.Labs, nc.Bus, nc.Clock, nc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
+	nc.Store, nc.Labs, nc.Bus, nc.Clock, nc.Log, nc.DB = h.Store, h.Labs, h.Bus, h.Clock, h.log, h.DB
 	if h.Notify, err = notify.Start(ctx, nc); err != nil {
 		return fmt.Errorf("house: %w", err)
 	}
 	h.Ledger, err = ledger.New(ctx, ledger.Config{Store: h.Store, Labs: h.Labs, Records: h.Records, KV: h.kv,
-		Owed: h.Notify, Bus: h.Bus, Clock: h.Clock, Log: h.log})
+		Owed: h.Notify, Bus: h.Bus, Clock: h.Clock, Log: h.log, DB: h.DB})
 	if err != nil {
 		return err
 	}
@@ -139,7 +145,7 @@ func (h *House) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.cluster, err = cluster.Start(ctx, cluster.Config{Store: h.Store, Bus: h.Bus, Clock: h.Clock, Log: h.log, Heard: h.heard})
+	h.cluster, err = cluster.Start(ctx, cluster.Config{Store: h.Store, Bus: h.Bus, Clock: h.Clock, Log: h.log, DB: h.DB, Heard: h.heard})
 	if err != nil {
 		return fmt.Errorf("house: listen to other processes: %w", err)
 	}
@@ -187,5 +193,31 @@ func (h *House) Close() {
 	}
 }
 
+// givenBack tells a lab that a set-nx key owed back to Redis is free: Redis
+// answered again.
+func (h *House) givenBack(lab, key string) {
+	h.Bus.Publish(sim.Event{Lab: lab, Kind: sim.EventGiveBack, Key: &key, GiveBack: sim.GaveBackLate})
+}
+
 // Health checks that the ledger can be written now.
-func (h *House) Health(ctx context.Context) error { return h.Store.Health(ctx, h.Clock.Now()) }
+func (h *House) Health(ctx context.Context) error {
+	if err := h.Store.Health(ctx, h.Clock.Now()); err != nil {
+		h.DB.Failed(err, "/healthz answers 503 until it does")
+		return err
+	}
+	h.DB.Ok()
+	return nil
+}
+
+// Parts reports, for each part beside the ledger that this lab runs (the
+// key-value store, the broker), whether it answers now.
+func (h *House) Parts(ctx context.Context) map[string]bool {
+	out := map[string]bool{}
+	if h.kv != nil {
+		out[sim.PartKV] = h.kv.Healthy(ctx)
+	}
+	if h.Notify != nil && h.Notify.Queues() {
+		out[sim.PartBroker] = h.Notify.BrokerHealthy()
+	}
+	return out
+}

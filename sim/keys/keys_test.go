@@ -20,7 +20,7 @@ func TestKeysOfOneLab(t *testing.T) {
 		lab, key string
 		want     bool
 	}{{"a", "k1", true}, {"a", "k1", false}, {"a", "k2", true}, {"b", "k1", true}} {
-		got, err := s.SetNX(ctx, c.lab, c.key, "fp", time.Minute, now)
+		got, err := take(t, s, c.lab, c.key, "fp", time.Minute, now)
 		if err != nil || got != c.want {
 			t.Fatalf("SetNX %s/%s: %v, %v; want %v", c.lab, c.key, got, err, c.want)
 		}
@@ -48,7 +48,7 @@ func TestKeysOfOneLab(t *testing.T) {
 	if len(ks) != 2 || ks[0].TTL != 0 || ks[1].TTL != 0 {
 		t.Errorf("a's keys after the clock: %+v; want both listed, expired", ks)
 	}
-	if got, _ := s.SetNX(ctx, "a", "k1", "fp", time.Minute, now); !got {
+	if got, _ := take(t, s, "a", "k1", "fp", time.Minute, now); !got {
 		t.Error("an expired key is not free again")
 	}
 	kb, _ := s.Keys(ctx, "b", 10)
@@ -61,7 +61,18 @@ func TestKeysOfOneLab(t *testing.T) {
 	if ks, _ := s.Keys(ctx, "a", 10); len(ks) != 0 {
 		t.Errorf("a after Forget: %+v", ks)
 	}
-	if got, _ := s.SetNX(ctx, "b", "k1", "fp", time.Minute, now); got {
+	if got, _ := take(t, s, "b", "k1", "fp", time.Minute, now); got {
 		t.Error("Forget of a freed b's key")
 	}
+}
+
+// take takes the lab's key and keeps it, as a charge that committed:
+// whether it was taken.
+func take(t *testing.T, s *Store, lab, key, fp string, ttl time.Duration, now time.Time) (bool, error) {
+	t.Helper()
+	h, err := s.Take(context.Background(), lab, key, fp, ttl, now)
+	if h != nil {
+		h.Keep()
+	}
+	return h != nil, err
 }

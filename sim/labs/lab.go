@@ -123,7 +123,8 @@ func scanState(row *sql.Row, id string) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("lab %s: %w", id, err)
 	}
-	st.Clock = time.Duration(clock) * time.Millisecond
+	// Clamped, so that the offset never wraps round, whatever is stored.
+	st.Clock = time.Duration(min(max(clock, 0), sim.MaxClockOffset*1000)) * time.Millisecond
 	st.Settings = sim.DefaultSettings() // a lab saved before a setting existed has its default
 	if err := json.Unmarshal([]byte(raw), &st.Settings); err != nil {
 		return State{}, fmt.Errorf("lab %s settings: %w", id, err)

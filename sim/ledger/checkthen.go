@@ -42,7 +42,10 @@ func (ct checkThenInsert) charge(ctx context.Context, l *labs.Lab, c sim.Charge,
 func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings) (Result, error) {
 	g := ct.g
 	var res Result
-	err := g.Store.Isolated(ctx, s.Isolation == sim.IsolationSerializable, func(tx *store.Tx) error {
+	isolated := func(fn func(*store.Tx) error) error {
+		return g.Store.Isolated(ctx, s.Isolation == sim.IsolationSerializable, fn)
+	}
+	err := g.committing(isolated, func(tx *store.Tx) error {
 		var n int
 		if err := tx.QueryRowStmt(g.checkKey, l.ID, *c.Key).Scan(&n); err != nil {
 			return err

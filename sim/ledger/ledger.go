@@ -17,6 +17,7 @@ import (
 	"idemlab/sim/idempotency"
 	"idemlab/sim/keys"
 	"idemlab/sim/labs"
+	"idemlab/sim/outage"
 	"idemlab/sim/store"
 )
 
@@ -49,6 +50,7 @@ type Config struct {
 	Bus     *events.Bus
 	Clock   clock.Clock // the database's
 	Log     *slog.Logger
+	DB      *outage.Watch // the database's outages; nil: logged to Log
 }
 
 // Ledger is the labs' payments and the protections that guard them.
@@ -62,6 +64,9 @@ type Ledger struct {
 // New returns the ledger, its statements prepared.
 func New(ctx context.Context, cfg Config) (*Ledger, error) {
 	g := &Ledger{Config: cfg}
+	if g.DB == nil {
+		g.DB = outage.New(cfg.Log, sim.PartDatabase)
+	}
 	g.guards = map[sim.Protection]guard{
 		sim.ProtectNone:            plain{g},
 		sim.ProtectCheckThenInsert: checkThenInsert{g},
@@ -108,6 +113,9 @@ func (g *Ledger) Charge(ctx context.Context, l *labs.Lab, c sim.Charge) (Result,
 	} else {
 		err = fmt.Errorf("ledger: unknown protection %q", s.Protection)
 	}
+	if err != nil {
+		err = g.outage(err)
+	}
 	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventCharge, Outcome: told(res, err), Payment: res.Payment, Key: c.Key, OrderID: c.OrderID})
 	if res.Payment != nil && g.Owed != nil {
 		g.Owed.Send(ctx, l, res.Payment)
@@ -129,6 +137,8 @@ func told(res Result, err error) sim.Outcome {
 		return sim.OutcomeRejected
 	case sim.ECrashed:
 		return sim.OutcomeDropped
+	case sim.EUnavailable:
+		return sim.OutcomeUnavailable
 	}
 	if err != nil {
 		return sim.OutcomeFailed
@@ -176,7 +186,7 @@ func (g *Ledger) write(tx *store.Tx, l *labs.Lab, c sim.Charge, dedup *string, o
 // the lab's server_fault says the server dies before its commit.
 func (g *Ledger) insertOne(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, dedup *string, onConflict bool) (*sim.Payment, error) {
 	var p *sim.Payment
-	err := g.Store.Write(ctx, func(tx *store.Tx) (err error) {
+	err := g.committing(func(fn func(*store.Tx) error) error { return g.Store.Write(ctx, fn) }, func(tx *store.Tx) (err error) {
 		if p, err = g.write(tx, l, c, dedup, onConflict); err != nil {
 			return err
 		}

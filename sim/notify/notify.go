@@ -21,6 +21,7 @@ import (
 	"idemlab/sim/events"
 	"idemlab/sim/labs"
 	"idemlab/sim/mail"
+	"idemlab/sim/outage"
 	"idemlab/sim/store"
 )
 
@@ -31,6 +32,7 @@ type Config struct {
 	Bus   *events.Bus
 	Clock clock.Clock // the database's
 	Log   *slog.Logger
+	DB    *outage.Watch // the database's outages, logged once each; nil: each failure logged
 
 	// WithQueue runs the broker of notify "queue": NATS with JetStream,
 	// embedded in the process (its store in QueueDir, or in memory when
@@ -123,6 +125,9 @@ func (n *Notifier) Run() {
 
 // Queues reports whether the broker runs; Mails, whether emails go out.
 func (n *Notifier) Queues() bool { return n.queue != nil }
+
+// BrokerHealthy reports whether the broker answers (false without one).
+func (n *Notifier) BrokerHealthy() bool { return n.queue != nil && n.queue.broker.Healthy() }
 
 // Mails reports whether the lab's emails go out, to a mailbox of its own or
 // another server.

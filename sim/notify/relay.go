@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -42,7 +43,13 @@ func (q *queue) relay() {
 			}
 		}
 		if leading {
-			if err := q.publishPending(q.n.ctx); err != nil && q.n.ctx.Err() == nil {
+			// A broker or a database that does not answer is logged once
+			// per outage, by its watch; the messages wait in the outbox.
+			switch err := q.publishPending(q.n.ctx); {
+			case err == nil, q.n.ctx.Err() != nil, errors.Is(err, broker.ErrDown):
+			case store.IsUnavailable(err) && q.n.DB != nil:
+				q.n.DB.Failed(err, "the relay publishes when it does")
+			default:
 				q.n.Log.Warn("relay", "err", err)
 			}
 		}

@@ -1,0 +1,52 @@
+package outage
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A thousand failures in a row, from many goroutines, make one line; the
+// answer after them one more; a second outage two more.
+func TestOneLinePerOutage(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&locked{w: &buf, mu: &mu}, nil))
+	w := New(log, "redis", "flag", "-redis")
+	var wg sync.WaitGroup
+	for range 1000 {
+		wg.Go(func() { w.Failed(errors.New("i/o timeout"), "set-nx answers 503") })
+	}
+	wg.Wait()
+	if !w.Down() {
+		t.Error("not down after the failures")
+	}
+	for range 10 {
+		w.Ok()
+	}
+	w.Failed(errors.New("refused"), "set-nx answers 503")
+	w.Ok()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines; want 4:\n%s", len(lines), buf.String())
+	}
+	for i, want := range []string{"redis does not answer", "failures=1000", "redis does not answer", "failures=1"} {
+		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], "flag=-redis") {
+			t.Errorf("line %d: %s; want %q and the flag", i+1, lines[i], want)
+		}
+	}
+}
+
+type locked struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
