@@ -37,6 +37,9 @@ type Config struct {
 	// MaxOwed bounds the give-backs the store may owe at once (default
 	// 10,000): past it a new SET NX is refused before it is sent.
 	MaxOwed int
+	// Timeout is how long a command may wait for the store, all in (a SET
+	// NX of a charge, a give-back); 0 means 2 s.
+	Timeout time.Duration
 }
 
 // Store is the connection to the key-value store, and the embedded server
@@ -47,6 +50,7 @@ type Store struct {
 	watch    *outage.Watch // logs each outage once
 	owed     *owedList
 	given    func(lab, key string)
+	timeout  time.Duration   // Config.Timeout
 	ctx      context.Context // ends at Close: the embedded store's clock, the owed give-backs
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -57,8 +61,8 @@ type Store struct {
 // cost that grows with every lab's keys. Once a second it is paid once.)
 const tick = time.Second
 
-// opTimeout is how long a command may wait for the store, all in: a SET NX
-// of a charge, a give-back.
+// opTimeout is how long a command may wait for the store, unless
+// Config.Timeout says otherwise.
 const opTimeout = 2 * time.Second
 
 // ErrDown says the store did not answer: its caller answers 503.
@@ -87,7 +91,10 @@ func Start(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.MaxOwed <= 0 {
 		cfg.MaxOwed = 10_000
 	}
-	s := &Store{owed: newOwedList(cfg.MaxOwed), given: cfg.Given}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = opTimeout
+	}
+	s := &Store{owed: newOwedList(cfg.MaxOwed), given: cfg.Given, timeout: cfg.Timeout}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var opts *redis.Options
 	if cfg.URL == "" {
@@ -112,11 +119,14 @@ func Start(ctx context.Context, cfg Config) (*Store, error) {
 		opts = o
 		s.watch = outage.New(cfg.Logger, "redis", "flag", "-redis", "url", redacted(cfg.URL))
 	}
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = opTimeout, opTimeout, opTimeout
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = s.timeout, s.timeout, s.timeout
 	opts.ContextTimeoutEnabled = true // a new connection's hand-shake counts in the command's time
 	// No retries: a command sent twice could land twice, and a give-back
 	// must know that the one SET it owes is the only one.
 	opts.MaxRetries = -1
+	// One dial a command: a store that refuses connections is down, and a
+	// charge is answered so at once, not after go-redis's five tries.
+	opts.DialerRetries = 1
 	s.rdb = redis.NewClient(opts)
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		if s.embedded != nil {

@@ -23,11 +23,14 @@ import (
 // retry after it has gone on takes the key, whichever of the owed
 // give-back, the late SET and the retry runs first.
 func TestStalledSetIsGivenBack(t *testing.T) {
+	t.Parallel()
 	t.Run("real redis stopped", func(t *testing.T) {
+		t.Parallel()
 		r := keystest.RealRedis(t)
 		stalledSet(t, r.URL, r.Stop, r.Cont)
 	})
 	t.Run("embedded behind a proxy that holds bytes", func(t *testing.T) {
+		t.Parallel()
 		m := miniredis.NewMiniRedis()
 		m.RequireAuth("pw")
 		if err := m.Start(); err != nil {
@@ -43,7 +46,7 @@ func stalledSet(t *testing.T, url string, stop, cont func()) {
 	ctx := context.Background()
 	var given sync.Map
 	var log lockedBuffer
-	s, err := Start(ctx, Config{URL: url, Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	s, err := Start(ctx, Config{URL: url, Logger: slog.New(slog.NewTextHandler(&log, nil)), Timeout: stallTimeout,
 		Given: func(lab, key string) { given.Store(lab+"/"+key, true) }})
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +117,7 @@ func (l *lockedBuffer) String() string {
 // stalls at that moment, it owes it, and gives it back once it goes on,
 // with no retry needed.
 func TestGiveBackOwedUntilTheStoreAnswers(t *testing.T) {
+	t.Parallel()
 	m := miniredis.NewMiniRedis()
 	m.RequireAuth("pw")
 	if err := m.Start(); err != nil {
@@ -123,7 +127,7 @@ func TestGiveBackOwedUntilTheStoreAnswers(t *testing.T) {
 	p := keystest.Proxy(t, m.Addr(), "redis://:pw@%s/0")
 	ctx := context.Background()
 	given := make(chan string, 4)
-	s, err := Start(ctx, Config{URL: p.URL, Given: func(lab, key string) { given <- key }})
+	s, err := Start(ctx, Config{URL: p.URL, Given: func(lab, key string) { given <- key }, Timeout: stallTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +161,7 @@ func TestGiveBackOwedUntilTheStoreAnswers(t *testing.T) {
 // At its bound the list refuses a new SET NX before it is sent, and takes
 // them again once give-backs are done.
 func TestOwedListIsBounded(t *testing.T) {
+	t.Parallel()
 	m := miniredis.NewMiniRedis()
 	m.RequireAuth("pw")
 	if err := m.Start(); err != nil {
@@ -165,7 +170,7 @@ func TestOwedListIsBounded(t *testing.T) {
 	defer m.Close()
 	p := keystest.Proxy(t, m.Addr(), "redis://:pw@%s/0")
 	ctx := context.Background()
-	s, err := Start(ctx, Config{URL: p.URL, MaxOwed: 2})
+	s, err := Start(ctx, Config{URL: p.URL, MaxOwed: 2, Timeout: stallTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +194,10 @@ func TestOwedListIsBounded(t *testing.T) {
 		return err == nil
 	})
 }
+
+// stallTimeout is how long the tests' stores wait for a stalled store:
+// the 2 s of the lab would be waited out for every command sent to it.
+const stallTimeout = 500 * time.Millisecond
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()

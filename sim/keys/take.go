@@ -47,7 +47,7 @@ func (s *Store) Take(ctx context.Context, lab, key, fingerprint string, ttl time
 	}
 	h := &Hold{s: s, lab: lab, key: key, value: fingerprint + " " + sim.NewToken(), ttl: ttl}
 	ghosts := s.owed.values(lab, key)
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	taken, freed, size, err := s.setNX(ctx, h, ghosts, now)
 	if err != nil {
@@ -180,7 +180,7 @@ func (h *Hold) GiveBack(ctx context.Context) (now bool) {
 		return true
 	}
 	h.done = true
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	ctx, cancel := context.WithTimeout(ctx, h.s.timeout)
 	defer cancel()
 	err := giveBack.Run(ctx, h.s.rdb, []string{Key(h.lab, h.key)}, h.value).Err()
 	if err != nil && !errors.Is(err, redis.Nil) {
