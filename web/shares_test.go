@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/labs"
@@ -23,18 +24,22 @@ func TestOneAddressCannotTakeTheRoom(t *testing.T) {
 	t.Run("direct", func(t *testing.T) {
 		clk := newCutClock()
 		defer clk.cut()
-		s := startServer(t, withClock(clk))
+		s := startServer(t, withClock(clk), withLimits(labs.Config{}, web.Options{CompareRate: oneCompare}))
 		takeTheRoom(t, s, s.from(t, "127.0.0.2"), s.from(t, "127.0.0.3"))
 	})
 	t.Run("behind a proxy", func(t *testing.T) {
 		clk := newCutClock()
 		defer clk.cut()
-		s := startServer(t, withClock(clk), withLimits(labs.Config{}, web.Options{TrustProxy: mustProxies(t, "127.0.0.4/32")}))
+		s := startServer(t, withClock(clk), withLimits(labs.Config{}, web.Options{TrustProxy: mustProxies(t, "127.0.0.4/32"), CompareRate: oneCompare}))
 		// the first client forged a hop of its own: the right-most one the
 		// proxy did not write is the client
 		takeTheRoom(t, s, s.via(t, "127.0.0.4", "198.18.0.1, 203.0.113.7"), s.via(t, "127.0.0.4", "198.51.100.8"))
 	})
 }
+
+// oneCompare lets an address run one comparison, then refuses it: the
+// refusal is what the test looks at, and each comparison plays 39 labs.
+var oneCompare = web.Rate{Every: time.Minute, Burst: 1}
 
 // takeTheRoom is the test of TestOneAddressCannotTakeTheRoom, a and b the
 // server as two client addresses see it.
