@@ -22,6 +22,9 @@ import (
 const (
 	childEnv = "IDEMLAB_BENCH_CHILD" // "lab" or "noop": this process is a child of BenchmarkLoad or TestSoak
 	faultEnv = "IDEMLAB_FAULT"       // where the lab child kills itself (childHooks), for TestCrash…
+	// labIdleEnv is the lab child's idle time, shorter than -lab-idle
+	// takes: TestSoak's labs idle out in seconds.
+	labIdleEnv = "IDEMLAB_CHILD_LAB_IDLE"
 )
 
 // TestBenchChild is not a test: it is the body of the child processes that
@@ -51,7 +54,9 @@ func childMain(mode string, args []string) int {
 	var err error
 	switch mode {
 	case "lab":
-		err = serve(ctx, append([]string{"idemlab"}, args...), func(string) string { return "" }, os.Stdout, childHooks(os.Getenv(faultEnv)))
+		hk := childHooks(os.Getenv(faultEnv))
+		hk.labIdle, _ = time.ParseDuration(os.Getenv(labIdleEnv))
+		err = serve(ctx, append([]string{"idemlab"}, args...), func(string) string { return "" }, os.Stdout, hk)
 	case "noop":
 		err = serveNoop(ctx, os.Stdout)
 	default:

@@ -31,9 +31,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 }
 
 // hooks are the points where a test stops the lab at one exact moment
-// (the crash tests); the lab itself runs with none.
+// (the crash tests), or sets what no flag may; the lab itself runs with none.
 type hooks struct {
-	afterConsumerCommit func() // between the consumer's commit and its ack
+	afterConsumerCommit func()        // between the consumer's commit and its ack
+	labIdle             time.Duration // below -lab-idle's range: the soak's labs idle out in seconds
 }
 
 // flags are the lab's command line.
@@ -82,6 +83,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if err := f.check(); err != nil {
 		return err
+	}
+	if hk.labIdle > 0 {
+		f.labIdle = hk.labIdle
 	}
 	level := slog.LevelInfo
 	if f.verbose {

@@ -32,7 +32,7 @@ type soak struct {
 
 // args are the lab's flags for a listen address.
 func (s *soak) args(addr string) []string {
-	return []string{"-addr", addr, "-db", s.db, "-debug", "127.0.0.1:0", "-lab-idle", soakIdle.String(),
+	return []string{"-addr", addr, "-db", s.db, "-debug", "127.0.0.1:0",
 		"-max-labs", strconv.Itoa(soakMaxLabs), "-max-inflight", strconv.Itoa(soakInFlight), "-max-streams", strconv.Itoa(soakMaxStreams)}
 }
 

@@ -46,6 +46,7 @@ func TestSoak(t *testing.T) {
 	if !*soakOn && os.Getenv("IDEMLAB_SOAK") != "1" {
 		t.Skip("the soak runs only with -soak or IDEMLAB_SOAK=1")
 	}
+	t.Setenv(labIdleEnv, soakIdle.String()) // the lab's labs idle out within the soak
 	s := &soak{t: t, db: filepath.Join(t.TempDir(), "soak.db"), counts: map[string]int64{}, problems: map[string][]string{},
 		kept: map[string][]string{},
 		api:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}},
