@@ -38,7 +38,7 @@ var exactNumbers = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v any) err
 		return err
 	}
 	num := []byte(lit)
-	if wholeField(v) {
+	if bytes.ContainsAny(lit, ".eE") && wholeField(v) { // a plain integer is its own spelling
 		if n, ok := wholeOf(string(lit)); ok {
 			num = n
 		}
@@ -76,7 +76,10 @@ func wholeField(v any) bool {
 // integer type holds.
 func wholeOf(lit string) (n []byte, ok bool) {
 	const most = 20 // digits of the largest uint64
-	mant, exps, _ := strings.Cut(strings.NewReplacer("E", "e").Replace(lit), "e")
+	mant, exps := lit, ""
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		mant, exps = lit[:i], lit[i+1:]
+	}
 	intPart, frac, _ := strings.Cut(strings.TrimPrefix(mant, "-"), ".")
 	digits := strings.TrimLeft(intPart+frac, "0")
 	if digits == "" {
