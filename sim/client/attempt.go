@@ -31,7 +31,8 @@ type attemptState struct {
 }
 
 // begin records a new attempt of op, numbered after the last one, with its
-// key and its fate under the network setting f.
+// key and its fate under the network setting f, owned by this process: no
+// other mends it while this one lives.
 func (c *Client) begin(ctx context.Context, l *labs.Lab, op *sim.Operation, withKey bool, f sim.Fate) (*attemptState, error) {
 	seed := l.Settings().Seed
 	now := c.Clock.Now()
@@ -42,8 +43,8 @@ func (c *Client) begin(ctx context.Context, l *labs.Lab, op *sim.Operation, with
 		}
 		a.Key, a.Fate = keyFor(seed, op, a.N, withKey), fateOf(seed, op, a.N, f)
 		_, err := tx.Exec(`
-INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			l.ID, op.ID, a.N, a.Key, a.Fate, a.Outcome, now.UnixMilli())
+INSERT INTO attempts (lab_id, op_id, n, key, fate, outcome, started_at, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			l.ID, op.ID, a.N, a.Key, a.Fate, a.Outcome, now.UnixMilli(), c.Store.Process())
 		return err
 	})
 	if err != nil {

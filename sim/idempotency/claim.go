@@ -87,12 +87,14 @@ func (c *Claim) Remember() {
 // Take atomically claims the record in tx: a single INSERT … ON CONFLICT DO
 // UPDATE that succeeds only when the key is new, expired, or left in flight
 // past its lock (a crashed request). When it does not, the record says why.
+// The claim records this process as its owner: only when the process is
+// dead may another mend it.
 func (c *Claim) Take(tx *store.Tx, fingerprint string, lock time.Duration) error {
 	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
 	var token string
 	err := tx.QueryRowStmt(c.r.claim, c.lab, c.scope, c.key, fingerprint, c.token,
-		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli()).Scan(&token)
+		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process()).Scan(&token)
 	if err == nil {
 		return nil // ours: go and do the work
 	}
@@ -122,7 +124,7 @@ func (c *Claim) TakeDone(tx *store.Tx, fingerprint string, lock time.Duration, s
 	c.fingerprint, c.done = fingerprint, nil
 	var token string
 	err := tx.QueryRowStmt(c.r.claimDone, c.lab, c.scope, c.key, fingerprint, c.token, st.Status, st.Location, st.ContentType, st.Body,
-		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli()).Scan(&token)
+		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process()).Scan(&token)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrTaken
 	}

@@ -84,14 +84,17 @@ DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (
 // The statements of the claim.
 const (
 	// The claim: one statement that takes the key when it is new, expired,
-	// or left in flight past its lock, and otherwise changes nothing.
+	// or left in flight past its lock, and otherwise changes nothing. It
+	// records the process that holds it (?9): when that process dies, the
+	// claim is its to mend (the lab's own API's), nobody else's.
 	sqlClaim = `
-INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, locked_until, expires_at, created_at)
-VALUES (?1, ?2, ?3, ?4, 'in-flight', ?5, ?6, ?7, ?8)
+INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, locked_until, expires_at, created_at, process)
+VALUES (?1, ?2, ?3, ?4, 'in-flight', ?5, ?6, ?7, ?8, ?9)
 ON CONFLICT (lab_id, scope, key) DO UPDATE SET
     fingerprint = excluded.fingerprint, state = 'in-flight', token = excluded.token,
     status = NULL, location = NULL, content_type = NULL, body = NULL,
-    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
+    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at,
+    process = excluded.process
 WHERE idempotency_records.expires_at <= ?8
    OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?8)
 RETURNING token`
@@ -99,12 +102,13 @@ RETURNING token`
 	// The claim and its answer at once, for a request whose work is already
 	// in the transaction: taken on the same terms as sqlClaim.
 	sqlClaimDone = `
-INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, status, location, content_type, body, locked_until, expires_at, created_at)
-VALUES (?1, ?2, ?3, ?4, 'done', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, status, location, content_type, body, locked_until, expires_at, created_at, process)
+VALUES (?1, ?2, ?3, ?4, 'done', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 ON CONFLICT (lab_id, scope, key) DO UPDATE SET
     fingerprint = excluded.fingerprint, state = 'done', token = excluded.token,
     status = excluded.status, location = excluded.location, content_type = excluded.content_type, body = excluded.body,
-    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at
+    locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at,
+    process = excluded.process
 WHERE idempotency_records.expires_at <= ?12
    OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?12)
 RETURNING token`

@@ -3,6 +3,7 @@ package labs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/store"
@@ -11,19 +12,29 @@ import (
 // A lab's life: made (Create, a scenario link, compare), loaded into memory
 // when used (Lab), let go from memory when idle (evict), removed with
 // everything in it when deleted or idle past Config.LabIdle (Remove), and
-// mended after a crash (start).
+// mended after its process died (start, and the store's MendDead).
 
-// start makes the demo lab if missing, mends what a crash left behind
-// (attempts that never ended, claims of the lab's own API held by the dead
-// process, scenario labs half built, labs half removed) and counts the labs.
-// Of several processes on one database, only one that starts alone mends:
-// what looks unfinished to a process that joins others is theirs, running.
+// start makes the demo lab if missing, mends the work of the processes
+// that died (attempts that never ended, claims of the lab's own API, emails
+// being sent: mendDead, which the store runs again whenever it finds a
+// process dead), finishes removing what the last run left half done when
+// no other process runs, and counts the labs. What a live process owns is
+// never mended: it is running.
 func start(ctx context.Context, r *Registry) error {
-	if err := mend(ctx, r); err != nil {
+	began := r.clock.Now()
+	r.store.Mending(func(tx *store.Tx) error { return mendDead(tx, r.clock.Now().UnixMilli()) })
+	err := r.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := r.insert(ctx, tx, sim.DemoLab, KindDemo, sim.DefaultSettings(), began, nil)
 		return err
+	})
+	if err == nil {
+		err = r.store.MendDead(ctx)
 	}
-	if err := r.store.Join(ctx); err != nil {
-		return err
+	if err == nil && r.store.Alone() {
+		err = purgeLeftovers(ctx, r, began)
+	}
+	if err != nil {
+		return fmt.Errorf("labs: start: %w", err)
 	}
 	return recount(ctx, r)
 }
@@ -38,53 +49,45 @@ func recount(ctx context.Context, r *Registry) error {
 	return nil
 }
 
-// mend is start's first part: the demo lab, and what a crash left.
-func mend(ctx context.Context, r *Registry) error {
-	now := r.clock.Now()
-	err := r.store.Write(ctx, func(tx *store.Tx) error {
-		if _, err := r.insert(ctx, tx, sim.DemoLab, KindDemo, sim.DefaultSettings(), now, nil); err != nil {
-			return err
-		}
-		if !r.store.Alone() {
-			return nil
-		}
-		return mendCrash(tx, now.UnixMilli())
-	})
+// purgeLeftovers removes the labs a dead process left half built (made
+// before this one started) or half removed: they own no process, so only
+// a process that started alone removes them.
+func purgeLeftovers(ctx context.Context, r *Registry, began time.Time) error {
+	leftovers, err := IDs(ctx, r.store, `SELECT id FROM labs WHERE kind = ? AND created_at < ? OR kind = ?`,
+		KindBuilding, began.UnixMilli(), kindDoomed)
 	if err != nil {
-		return fmt.Errorf("labs: start: %w", err)
-	}
-	if !r.store.Alone() {
-		return nil
-	}
-	leftovers, err := IDs(ctx, r.store, `SELECT id FROM labs WHERE kind IN (?, ?)`, KindBuilding, kindDoomed)
-	if err != nil {
-		return fmt.Errorf("labs: start: %w", err)
+		return err
 	}
 	for _, id := range leftovers {
 		if err := r.purge(ctx, id); err != nil {
-			return fmt.Errorf("labs: start: remove %s: %w", id, err)
+			return fmt.Errorf("remove %s: %w", id, err)
 		}
 	}
 	return nil
 }
 
-// mendCrash ends what was under way when the last run died: nothing is in
-// flight in a process that has just started.
-func mendCrash(tx *store.Tx, now int64) error {
+// noOwner is the condition of work (a row of table t) whose process has no
+// row in processes: it died (its row taken away), left, or wrote the row
+// before owners were kept.
+func noOwner(t string) string {
+	return `(` + t + `.process IS NULL OR NOT EXISTS (SELECT 1 FROM processes p WHERE p.id = ` + t + `.process))`
+}
+
+// mendDead ends, in tx, what processes that are gone left under way: their
+// attempts never get an answer now; the lab's own API's claims they held
+// are given back (the charges' stay in flight until their lock times out,
+// as a crash leaves them); the emails they were sending may be sent at once.
+func mendDead(tx *store.Tx, now int64) error {
 	if _, err := tx.Exec(`
 UPDATE attempts SET finished_at = ?, outcome = CASE outcome WHEN 'pending' THEN 'unknown' ELSE outcome END,
     error = COALESCE(error, 'client: the lab restarted before the answer came')
-WHERE finished_at IS NULL`, now); err != nil {
+WHERE finished_at IS NULL AND `+noOwner("attempts"), now); err != nil {
 		return err
 	}
-	// The lab's own API's claims held by the dead process go; the charges'
-	// stay in flight until their lock times out, as a crash leaves them.
-	if _, err := tx.Exec(`DELETE FROM idempotency_records WHERE state = 'in-flight' AND scope <> 'charges'`); err != nil {
+	if _, err := tx.Exec(`DELETE FROM idempotency_records WHERE state = 'in-flight' AND scope <> 'charges' AND ` + noOwner("idempotency_records")); err != nil {
 		return err
 	}
-	// Whoever held an unsent email is gone with the last run: the mailer
-	// may send it at once.
-	_, err := tx.Exec(`UPDATE email_outbox SET claimed_at = 0 WHERE sent = 0 AND claimed_at > 0`)
+	_, err := tx.Exec(`UPDATE email_outbox SET claimed_at = 0, process = NULL WHERE sent = 0 AND claimed_at > 0 AND ` + noOwner("email_outbox"))
 	return err
 }
 

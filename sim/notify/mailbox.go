@@ -32,12 +32,12 @@ type outboxEmail struct {
 
 // queueEmail writes an email to send into the outbox, in tx, for the
 // payment and the broker message ("" for none) behind it, claimed by its
-// writer, who sends it once tx commits.
+// writer (this process, its owner), who sends it once tx commits.
 func (o *outbox) queueEmail(tx *store.Tx, lab, orderID string, amount, payment int64, messageID string) (outboxEmail, error) {
 	em := outboxEmail{lab: lab, id: "mail-" + sim.NewLabID(), orderID: orderID, amount: amount,
 		message: sql.NullString{String: messageID, Valid: messageID != ""}}
 	now := o.n.Clock.Now().UnixMilli()
-	_, err := tx.ExecStmt(o.n.st.insertEmail, lab, em.id, orderID, amount, payment, em.message, now, now)
+	_, err := tx.ExecStmt(o.n.st.insertEmail, lab, em.id, orderID, amount, payment, em.message, now, now, o.n.Store.Process())
 	return em, err
 }
 
@@ -46,15 +46,15 @@ func (o *outbox) queueEmail(tx *store.Tx, lab, orderID string, amount, payment i
 const claimTime = 30 * time.Second
 
 // sendEmail claims an email of the outbox that its writer left unsent and
-// sends it: the mailer's sweep. The claim keeps two senders from sending it
-// both.
+// sends it: the mailer's sweep. The claim (its time, and this process as
+// its owner) keeps two senders from sending it both.
 func (o *outbox) sendEmail(ctx context.Context, lab, id string) error {
 	now := o.n.Clock.Now().UnixMilli()
 	em := outboxEmail{lab: lab, id: id}
 	err := o.n.Store.Write(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(`UPDATE email_outbox SET claimed_at = ?1
+		return tx.QueryRow(`UPDATE email_outbox SET claimed_at = ?1, process = ?5
 WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_id, amount, message_id`,
-			now, lab, id, now-claimTime.Milliseconds()).Scan(&em.orderID, &em.amount, &em.message)
+			now, lab, id, now-claimTime.Milliseconds(), o.n.Store.Process()).Scan(&em.orderID, &em.amount, &em.message)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // sent, or being sent

@@ -70,7 +70,7 @@ func (st *statements) prepare(ctx context.Context, s *store.Store) error {
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.markPublished, `UPDATE messages SET published = ? WHERE lab_id = ? AND id = ?`},
 		{&st.processed, `INSERT INTO processed_messages (lab_id, key, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`},
-		{&st.insertEmail, `INSERT INTO email_outbox (lab_id, id, order_id, amount, payment_n, message_id, claimed_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.insertEmail, `INSERT INTO email_outbox (lab_id, id, order_id, amount, payment_n, message_id, claimed_at, created_at, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.delivery, `INSERT INTO message_deliveries (lab_id, message_id, n, stream_seq, delivered, fate, outcome, at)
 SELECT ?1, ?2, COALESCE(MAX(n), 0) + 1, ?3, ?4, ?5, ?6, ?7 FROM message_deliveries WHERE lab_id = ?1 AND message_id = ?2
 RETURNING n`},

@@ -26,28 +26,25 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// The advisory locks of the lab's processes on one database.
+// The advisory locks of the lab's processes on one database. (Which
+// processes run, and which leads, is not a lock's: a restart of PostgreSQL
+// drops every session's. It is the leases', lease.go.)
 const (
-	// writeLock is taken first by every writing transaction of every
-	// process: one writer at a time on the shared ledger, as on SQLite, so
-	// that a lab's numbering (its payments, attempts, emails) never
-	// collides across processes. Each process still commits in groups.
+	// writeLock is taken by every writing transaction of every process,
+	// after the lease step: one writer at a time on the shared ledger, as
+	// on SQLite, so that a lab's numbering (its payments, attempts, emails)
+	// never collides across processes. Each process still commits in
+	// groups.
 	writeLock = 7_347_120_425
 	// migrateLock: processes starting together migrate once.
 	migrateLock = 7_347_120_426
-	// processLock is held shared by every running process for its life. A
-	// process that starts and gets it exclusively is alone: it mends what
-	// the last run left before it lets others in (Join); one that finds
-	// others running mends nothing of theirs.
-	processLock = 7_347_120_427
-	// leaderLock is held by one process at a time, for its life: the one
-	// that publishes the outbox and expires records, labs and comparisons,
-	// so that each happens once. When it dies, its session ends, and the
-	// next process that asks takes it over.
-	leaderLock = 7_347_120_428
 )
 
-func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+// lockStep takes the write lock, in a writing transaction's first
+// statement after the lease step.
+var lockStep = fmt.Sprintf(`pg_advisory_xact_lock(%d)`, writeLock)
+
+func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -60,7 +57,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db := sql.OpenDB(rebinder{stdlib.GetPoolConnector(pool)})
 	db.SetMaxOpenConns(int(cfg.MaxConns))
 	db.SetMaxIdleConns(int(cfg.MaxConns))
-	s := &Store{w: db, r: db, pool: pool}
+	s := &Store{w: db, r: db, pool: pool, m: m}
 	if err := s.startPostgres(ctx); err != nil {
 		db.Close()
 		pool.Close()
@@ -69,8 +66,8 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// startPostgres migrates, prepares the write lock and takes the process's
-// session: alone when it gets the process lock exclusively.
+// startPostgres migrates and prepares the first statements of the writing
+// transactions: the lease step, and the write lock.
 func (s *Store) startPostgres(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: connect: %w", err)
@@ -78,26 +75,29 @@ func (s *Store) startPostgres(ctx context.Context) error {
 	if err := migratePostgres(ctx, s.w); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	lock, err := s.w.PrepareContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, writeLock))
-	if err != nil {
-		return fmt.Errorf("store: prepare the write lock: %w", err)
-	}
-	s.lock = lock
-	if s.owner, err = s.w.Conn(ctx); err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	if err := s.owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, processLock).Scan(&s.alone); err != nil {
-		s.owner.Close()
-		return fmt.Errorf("store: %w", err)
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.first, "SELECT " + leaseStep + ", " + lockStep},
+		{&s.hold, "SELECT " + leaseStep},
+		{&s.lock, "SELECT " + lockStep},
+	} {
+		st, err := s.w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("store: prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
 	}
 	return nil
 }
 
 // Isolated runs fn in a transaction of its own at the isolation level,
-// outside the writer's group commits (whose transactions take the write
-// lock first: fn takes it with Tx.Lock when it means to write), and
-// commits it when fn returns nil; when fn fails or panics, none of its
-// writes remain. PostgreSQL only.
+// outside the writer's group commits, and commits it when fn returns nil;
+// when fn fails or panics, none of its writes remain. Its first statement
+// is the lease step, before the transaction's snapshot could grow old: a
+// process without a current lease runs none. (The write lock comes later,
+// when fn means to write: Tx.Lock.) PostgreSQL only.
 func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) error) error {
 	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	if serializable {
@@ -108,46 +108,19 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 		return err
 	}
 	defer tx.Rollback() // after a commit, a no-op
+	if err := s.m.hold(ctx, tx, s.hold); err != nil {
+		return err
+	}
 	if err := fn(&Tx{ctx: ctx, tx: tx, lock: s.lock}); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// Join lets other processes in, once this one has mended what it was
-// alone to mend: it holds the process lock shared from now on. A process
-// that was not alone waits here while one that is mends.
-func (s *Store) Join(ctx context.Context) error {
-	if !s.Postgres() {
-		return nil
-	}
-	s.ownerMu.Lock()
-	defer s.ownerMu.Unlock()
-	if _, err := s.owner.ExecContext(ctx, `SELECT pg_advisory_lock_shared($1)`, processLock); err != nil {
-		return fmt.Errorf("store: join: %w", err)
-	}
-	if s.alone {
-		if _, err := s.owner.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, processLock); err != nil {
-			return fmt.Errorf("store: join: %w", err)
-		}
-	}
-	return nil
-}
-
-// Lead reports whether this process is the one that runs what must run
-// once per database (always, on SQLite), taking the lead if no one has it.
-func (s *Store) Lead(ctx context.Context) bool {
-	if !s.Postgres() || s.leader.Load() {
-		return true
-	}
-	s.ownerMu.Lock()
-	defer s.ownerMu.Unlock()
-	var got bool
-	if err := s.owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, leaderLock).Scan(&got); err != nil {
-		return false
-	}
-	s.leader.Store(got)
-	return got
+// firstStep is the first statement of the writer's transactions on
+// PostgreSQL: the lease step, then the write lock.
+func (s *Store) firstStep(ctx context.Context, tx *sql.Tx) error {
+	return s.m.hold(ctx, tx, s.first)
 }
 
 // MeasureSkew reads how far the database's clock is from this process's,

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -23,7 +25,7 @@ import (
 // WAL file is cut back to 4 MiB instead of keeping its busiest size.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(4194304)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 
-func openSQLite(ctx context.Context, path string) (*Store, error) {
+func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 	memory := path == ":memory:"
 	name := "file:" + strings.NewReplacer("?", "%3f", "#", "%23").Replace(path)
 	if memory {
@@ -36,7 +38,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	keepOpen(w, 1)
-	s := &Store{w: w, r: w, alone: true}
+	s := &Store{w: w, r: w, alone: true, m: m}
 	migrate := migrateSQLite
 	if memory {
 		migrate = migrateMemory
@@ -44,6 +46,10 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
+	}
+	if err := s.member(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if !memory {
 		r, err := sql.Open("sqlite", name+"?"+sqlitePragmas+"&_pragma=query_only(1)")
@@ -55,6 +61,18 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		s.r = r
 	}
 	return s, nil
+}
+
+// member makes this process the only one on the SQLite database (one
+// process runs on it): its row the only row, its lease without end, and
+// the work of the last run its own to mend.
+func (s *Store) member(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `DELETE FROM processes`)
+	if err == nil {
+		_, err = s.w.ExecContext(ctx, `INSERT INTO processes (id, name, started_at, lease_until) VALUES (?, ?, ?, ?)`,
+			s.m.id, s.m.name, time.Now().UnixMilli(), int64(math.MaxInt64))
+	}
+	return err
 }
 
 // keepOpen keeps n connections open for good: a connection closed when

@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,31 +26,39 @@ type Store struct {
 
 	reads *stmtCache // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
-	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
+	// PostgreSQL: the first statements of the writing transactions. first
+	// (the writer's): the lease step and the write lock; hold (Isolated's):
+	// the lease step; lock (Tx.Lock): the write lock.
+	first, hold, lock *sql.Stmt
 
-	pool    *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
-	ownerMu sync.Mutex    // one statement at a time on owner
-	owner   *sql.Conn     // PostgreSQL: the session that holds the process's locks
-	alone   bool          // no other process ran on the database at the start (always, on SQLite)
-	leader  atomic.Bool   // PostgreSQL: this process holds the leader lock
-	skew    atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
+	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
+	m     *member       // this process among those on the database
+	alone bool          // no other process ran on the database at the start (always, on SQLite)
+	skew  atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
 }
 
 // Open opens (creating if needed) the database dsn names: a SQLite file, a
 // private in-memory database for ":memory:", or a PostgreSQL database for
-// a postgres:// URL; and brings its schema up to date.
+// a postgres:// URL; brings its schema up to date; and takes this
+// process's lease, with the default Options.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with the membership's options.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if dsn == "" {
 		return nil, errors.New("store: empty database path")
 	}
 	var (
 		s   *Store
 		err error
+		m   = newMember(o)
 	)
 	if IsPostgres(dsn) {
-		s, err = openPostgres(ctx, dsn)
+		s, err = openPostgres(ctx, dsn, m)
 	} else {
-		s, err = openSQLite(ctx, dsn)
+		s, err = openSQLite(ctx, dsn, m)
 	}
 	if err != nil {
 		return nil, err
@@ -59,24 +66,32 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	s.tw = &writer{db: s.w, lock: s.lock}
 	if s.pool == nil {
 		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
+	} else {
+		s.tw.first = s.firstStep
 	}
 	if err := s.tw.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
+	if s.pool != nil {
+		if s.alone, err = m.start(ctx, s); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
-// Close closes the database; writes queued still run first.
+// Close closes the database: this process leaves the membership (its
+// lease and the work it leaves unfinished: MendDead), and writes queued
+// still run first.
 func (s *Store) Close() error {
 	if s.tw != nil {
+		s.leave()
 		s.tw.close()
 		s.tw.stmts.close()
 	}
 	s.reads.close()
-	if s.owner != nil {
-		s.owner.Close() // the session ends, and its locks with it
-	}
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -155,11 +170,6 @@ func (st *Stmt) QueryRow(ctx context.Context, args ...any) *sql.Row {
 
 // Postgres reports whether the database is PostgreSQL.
 func (s *Store) Postgres() bool { return s.pool != nil }
-
-// Alone reports whether no other process was running on the database when
-// this one started: what a last run left unfinished is this one's to mend.
-// Always, on SQLite.
-func (s *Store) Alone() bool { return s.alone }
 
 // Health checks that the ledger can be written: one small write through
 // the writer, within ctx.

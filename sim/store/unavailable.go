@@ -17,10 +17,14 @@ import (
 // SQLite busy, locked, full, read-only or failing to read or write its
 // file; PostgreSQL unreachable, shutting down, out of resources, or its
 // connection lost. The work was not done, or, for a connection lost while
-// committing, is not known to be (IsAnswered tells).
+// committing, is not known to be (IsAnswered tells). A write refused for
+// want of a lease (IsLeaseLost) is one too: this process cannot write now.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
+	}
+	if IsLeaseLost(err) {
+		return true
 	}
 	switch sqliteCode(err) & 0xff { // the primary result code
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR,

@@ -53,8 +53,11 @@ type txJob struct {
 // a panic is not to be trusted with the others' writes): it gets a
 // *PanicError, the others errBatchFailed, and the writer stays usable.
 type writer struct {
-	db   *sql.DB
-	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
+	db *sql.DB
+	// first runs the first statement of every transaction, on PostgreSQL:
+	// the lease step, then the write lock (Store.firstStep).
+	first func(context.Context, *sql.Tx) error
+	lock  *sql.Stmt // PostgreSQL: the write lock, for Tx.Lock
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
@@ -176,8 +179,8 @@ func (w *writer) commit(batch []*txJob) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
 	tx, err := w.db.BeginTx(ctx, nil)
-	if err == nil && w.lock != nil {
-		if _, err = tx.StmtContext(ctx, w.lock).ExecContext(ctx); err != nil {
+	if err == nil && w.first != nil {
+		if err = w.first(ctx, tx); err != nil {
 			tx.Rollback()
 		}
 	}

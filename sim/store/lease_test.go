@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"idemlab/sim/clock"
+	"idemlab/sim/pgtest"
+)
+
+// testLease is the lease of these tests: short, so that a lapse is seen in
+// a second.
+const testLease = 600 * time.Millisecond
+
+// openMember opens a store on dsn with the test's lease, its renewals
+// ticked by c (nil: the real clock); it closes when the test ends.
+func openMember(t *testing.T, dsn string, c clock.Clock) *Store {
+	t.Helper()
+	s, err := OpenWith(context.Background(), dsn, Options{Lease: testLease, Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// admin is a connection of the test's own to the database.
+func admin(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// leaseLeft is how long the process's lease still runs, by the database's
+// clock (negative: it ended); ok is false when it has no row.
+func leaseLeft(t *testing.T, db *sql.DB, id string) (left time.Duration, ok bool) {
+	t.Helper()
+	var ms int64
+	err := db.QueryRow(`SELECT lease_until - db_ms() FROM processes WHERE id = $1`, id).Scan(&ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// eventually polls cond every 10 ms for up to d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// endSessions ends every other session on the database, as a restart of
+// PostgreSQL does.
+func endSessions(t *testing.T, db *sql.DB) {
+	t.Helper()
+	if _, err := db.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A process takes its lease as it opens the database and renews it on its
+// clock's ticks. Unrenewed, the lease lapses: a write is refused by the
+// database itself, in the transaction's first statement (the process
+// believes it still holds it), with an error the web answers 503; renewed,
+// writes go on. A row taken away (the process given up for dead) is taken
+// again by the next renewal; a restart of PostgreSQL (every session ended)
+// takes nothing away.
+func TestLeaseTakenRenewedLost(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	fake := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s, db := openMember(t, dsn, fake), admin(t, dsn)
+	write := func() error {
+		_, err := s.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET at = health.at + 1`)
+		return err
+	}
+	isolated := func() error { return s.Isolated(ctx, true, func(tx *Tx) error { return tx.Lock() }) }
+
+	left, ok := leaseLeft(t, db, s.Process())
+	if !ok || left <= 0 || left > testLease {
+		t.Fatalf("after Open: lease left %s (row %v), want within (0, %s]", left, ok, testLease)
+	}
+	time.Sleep(testLease / 3)
+	fake.Advance(testLease / 3) // a renewal
+	eventually(t, testLease, "the lease renewed", func() bool {
+		l, _ := leaseLeft(t, db, s.Process())
+		return l > left
+	})
+
+	// No renewal for a lease: it lapses, and the database refuses.
+	eventually(t, 2*testLease, "the lease lapsed", func() bool { l, _ := leaseLeft(t, db, s.Process()); return l < 0 })
+	for name, w := range map[string]func() error{"the writer": write, "Isolated": isolated} {
+		if err := w(); !IsLeaseLost(err) || !IsUnavailable(err) || !IsAnswered(err) {
+			t.Errorf("%s with the lease lapsed: %v; want the lease lost (unavailable, the database's answer)", name, err)
+		}
+	}
+	fake.Advance(testLease / 3)
+	eventually(t, testLease, "writes again after a renewal", func() bool { return write() == nil && isolated() == nil })
+
+	// The row taken away: refused, then taken again.
+	if _, err := db.Exec(`DELETE FROM processes WHERE id = $1`, s.Process()); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(); !IsLeaseLost(err) {
+		t.Errorf("a write with the row gone: %v, want the lease lost", err)
+	}
+	fake.Advance(testLease / 3)
+	eventually(t, testLease, "the lease taken again", func() bool { return write() == nil })
+
+	// A restart of PostgreSQL: the lease stays; a write goes through once
+	// the pool has connected again.
+	endSessions(t, db)
+	eventually(t, 5*time.Second, "a write after every session ended", func() bool { return write() == nil })
+	if l, ok := leaseLeft(t, db, s.Process()); !ok || l <= 0 {
+		t.Errorf("after every session ended: lease left %s (row %v), want current", l, ok)
+	}
+}
+
+// A process that knows its lease has run out (no renewal answered within
+// it) refuses its writes itself, without asking the database.
+func TestLeaseLostKnownLocally(t *testing.T) {
+	dsn := pgtest.Database(t)
+	fake := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := openMember(t, dsn, fake)
+	s.m.stop() // no more renewals
+	<-s.m.done
+	fake.Advance(testLease)
+	_, err := s.Exec(context.Background(), `UPDATE health SET at = 1`)
+	if !errors.Is(err, ErrLeaseLost) || !IsUnavailable(err) {
+		t.Errorf("a write after the lease ran out by the process's clock: %v, want ErrLeaseLost", err)
+	}
+	if s.Lead(context.Background()) {
+		t.Error("a process without a lease leads")
+	}
+}
+
+// The live process that took its lease first leads. When it stops renewing
+// (killed), another leads within the lease and a renewal; a lease later
+// its row is taken away and its work mended, in one transaction, by a live
+// process. Every session ended (a restart of PostgreSQL) changes nothing;
+// one that leaves (Close) passes the lead at once.
+func TestLeaderFromLeases(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	db := admin(t, dsn)
+	a := openMember(t, dsn, nil)
+	time.Sleep(10 * time.Millisecond) // b takes its lease after a, by the database's clock
+	b := openMember(t, dsn, nil)
+	c := openMember(t, dsn, nil)
+	mended := make(chan string, 10)
+	for _, s := range []*Store{b, c} {
+		s.Mending(func(tx *Tx) error {
+			var n int
+			err := tx.QueryRow(`SELECT COUNT(*) FROM processes WHERE id = ?`, a.Process()).Scan(&n)
+			if err == nil && n == 0 {
+				mended <- "a"
+			}
+			return err
+		})
+	}
+	leaders := func() (out []bool) {
+		for _, s := range []*Store{a, b, c} {
+			out = append(out, s.Lead(ctx))
+		}
+		return out
+	}
+	eventually(t, testLease, "a leads alone", func() bool { l := leaders(); return l[0] && !l[1] && !l[2] })
+
+	endSessions(t, db)
+	time.Sleep(testLease)
+	if l := leaders(); !l[0] || l[1] || l[2] {
+		t.Errorf("after every session ended, leaders %v; want a alone still", l)
+	}
+
+	a.m.stop() // killed: it renews no more
+	<-a.m.done
+	stopped := time.Now()
+	eventually(t, testLease+testLease/3+500*time.Millisecond, "b leads once a's lease ended", func() bool {
+		l := leaders()
+		return !l[0] && l[1] && !l[2]
+	})
+	t.Logf("b leads %s after a stopped renewing (lease %s)", time.Since(stopped).Round(10*time.Millisecond), testLease)
+	select {
+	case <-mended:
+	case <-time.After(3 * testLease):
+		t.Fatal("a's row was not taken away, nor its work mended, two leases after it stopped")
+	}
+	if _, ok := leaseLeft(t, db, a.Process()); ok {
+		t.Error("a's row is still there after its work was mended")
+	}
+
+	b.Close()
+	eventually(t, testLease, "c leads once b left", func() bool { return c.Lead(ctx) })
+	if _, ok := leaseLeft(t, db, b.Process()); ok {
+		t.Error("b's row is still there after it left")
+	}
+}
+
+// A process keeping a part to itself does not join another; one sharing
+// every part does not join one that keeps a part; processes that share
+// everything run together. A process whose lease ended a lease ago is no
+// obstacle: it died.
+func TestJoinRefusesPartsKeptBesideAnother(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	a := openMember(t, dsn, nil)
+	if err := a.Join(ctx, nil); err != nil || !a.Alone() {
+		t.Fatalf("the first process joins: %v, alone %v", err, a.Alone())
+	}
+	b := openMember(t, dsn, nil)
+	var crowd *Crowded
+	if err := b.Join(ctx, []string{"kv"}); !errors.As(err, &crowd) || len(crowd.Mine) != 1 || crowd.Mine[0] != "kv" {
+		t.Errorf("a process keeping kv beside another: %v, want Crowded naming kv", err)
+	}
+	if err := b.Join(ctx, nil); err != nil || b.Alone() {
+		t.Errorf("a process sharing everything beside another: %v, alone %v; want joined, not alone", err, b.Alone())
+	}
+	b.Close()
+	a.Close()
+
+	k := openMember(t, dsn, nil)
+	if err := k.Join(ctx, []string{"broker", "kv"}); err != nil {
+		t.Fatalf("a process alone keeping its parts: %v", err)
+	}
+	d := openMember(t, dsn, nil)
+	if err := d.Join(ctx, nil); !errors.As(err, &crowd) || len(crowd.Theirs) != 2 {
+		t.Errorf("a process beside one keeping broker and kv: %v, want Crowded naming theirs", err)
+	}
+	k.m.stop() // killed
+	<-k.m.done
+	began := time.Now()
+	if err := d.Join(ctx, nil); err != nil {
+		t.Errorf("beside a process that stopped renewing: %v, want joined once it died", err)
+	}
+	if waited := time.Since(began); waited > 3*testLease {
+		t.Errorf("joined %s after the other stopped renewing, want within 3 leases", waited)
+	}
+}
