@@ -29,13 +29,19 @@ type message struct {
 // (twice under the fate "duplicate-publish": the producer's own retry after
 // a lost publish ack), and starts the consumers of their labs. It runs until
 // the notifier closes, woken by each new message and every second. Of
-// several processes on one database, the leader's relay alone publishes:
-// from the moment it leads, it first resumes the consumers of the messages
-// left unacknowledged, then publishes.
+// several processes on one database, the leader's relay alone publishes,
+// asking at each turn whether this process leads (the lead passes when the
+// leader dies or loses its lease): from the moment it leads, it first
+// resumes the consumers of the messages left unacknowledged, then
+// publishes.
 func (q *queue) relay() {
 	leading := false
 	q.n.every(time.Second, q.wake, func() {
-		if !leading && q.n.Store.Lead(q.n.ctx) {
+		if !q.n.Store.Lead(q.n.ctx) {
+			leading = false
+			return
+		}
+		if !leading {
 			if err := q.resumeConsumers(q.n.ctx); err != nil && q.n.ctx.Err() == nil {
 				q.n.Log.Warn("relay: resume the consumers", "err", err)
 			} else {
