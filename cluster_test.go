@@ -20,9 +20,10 @@ func TestKillOneOfTwoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the lab as two child processes")
 	}
+	shared := sharedParts(t) // two processes: set-nx's keys and the queue in servers both reach
 	db := pgtest.Database(t)
-	a := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
-	b := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
+	a := startChild(t, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, shared...)...)
+	b := startChild(t, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, shared...)...)
 	lab := postJSON(t, a.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)
 	path := "/api/v1/labs/" + lab
 	patch(t, a.URL+path+"/settings", `{"protection":"replay","lock_timeout_ms":3000,"server_delay_ms":50}`)

@@ -25,6 +25,9 @@ const (
 	// labIdleEnv is the lab child's idle time, shorter than -lab-idle
 	// takes: TestSoak's labs idle out in seconds.
 	labIdleEnv = "IDEMLAB_CHILD_LAB_IDLE"
+	// leaseEnv is the lab child's lease on a PostgreSQL database, shorter
+	// than a real one: the membership tests see a death in a second or two.
+	leaseEnv = "IDEMLAB_CHILD_LEASE"
 )
 
 // TestBenchChild is not a test: it is the body of the child processes that
@@ -56,6 +59,7 @@ func childMain(mode string, args []string) int {
 	case "lab":
 		hk := childHooks(os.Getenv(faultEnv))
 		hk.labIdle, _ = time.ParseDuration(os.Getenv(labIdleEnv))
+		hk.lease, _ = time.ParseDuration(os.Getenv(leaseEnv))
 		err = serve(ctx, append([]string{"idemlab"}, args...), func(string) string { return "" }, os.Stdout, hk)
 	case "noop":
 		err = serveNoop(ctx, os.Stdout)

@@ -29,7 +29,8 @@ import (
 func BenchmarkLoadPostgres(b *testing.B) {
 	db := pgtest.Database(b)
 	l := &pgLoad{}
-	l.procs = []*child{startChild(b, "lab", "-db", db, "-addr", "127.0.0.1:0"), startChild(b, "lab", "-db", db, "-addr", "127.0.0.1:0")}
+	args := append([]string{"-db", db, "-addr", "127.0.0.1:0"}, sharedParts(b)...) // two processes share Redis and NATS
+	l.procs = []*child{startChild(b, "lab", args...), startChild(b, "lab", args...)}
 	pool, err := pgxpool.New(context.Background(), db)
 	if err != nil {
 		b.Fatal(err)

@@ -35,6 +35,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 type hooks struct {
 	afterConsumerCommit func()        // between the consumer's commit and its ack
 	labIdle             time.Duration // below -lab-idle's range: the soak's labs idle out in seconds
+	lease               time.Duration // the lease on a PostgreSQL database: a death is seen sooner
 }
 
 // flags are the lab's command line.
@@ -92,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: level}))
-	db, err := store.Open(ctx, f.db)
+	db, err := store.OpenWith(ctx, f.db, store.Options{Lease: hk.lease, Log: logger})
 	if err != nil {
 		return err
 	}

@@ -101,8 +101,13 @@ func Open(ctx context.Context, cfg Config) (*House, error) {
 	return h, nil
 }
 
-// open makes the rooms, gives the labs their rooms, and starts them.
+// open makes the rooms, gives the labs their rooms, and starts them; first
+// it joins the other processes on the database, or refuses to start beside
+// them with parts it would keep to itself (shared.go).
 func (h *House) open(ctx context.Context, cfg Config) (err error) {
+	if err := join(ctx, cfg); err != nil {
+		return err
+	}
 	if cfg.KV || cfg.Redis != "" {
 		if h.kv, err = keys.Start(ctx, keys.Config{URL: cfg.Redis, Logger: h.log, Given: h.givenBack}); err != nil {
 			return err
