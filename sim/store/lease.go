@@ -219,9 +219,8 @@ func (m *member) renew(ctx context.Context, pool *pgxpool.Pool) (dead bool, err 
 
 // keep renews the lease every third of it until ctx ends, and mends the
 // work of the dead when a renewal finds one.
-func (m *member) keep(ctx context.Context, s *Store) {
+func (m *member) keep(ctx context.Context, s *Store, t clock.Ticker) {
 	defer close(m.done)
-	t := m.clock.NewTicker(m.lease / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -229,7 +228,7 @@ func (m *member) keep(ctx context.Context, s *Store) {
 			return
 		case <-t.C():
 		}
-		rctx, cancel := context.WithTimeout(ctx, m.lease/3)
+		rctx, cancel := context.WithTimeout(ctx, m.lease) // answered late, it still renews
 		dead, err := m.renew(rctx, s.pool)
 		if err == nil && dead {
 			err = s.MendDead(rctx)
@@ -253,7 +252,7 @@ func (m *member) start(ctx context.Context, s *Store) (alone bool, err error) {
 	}
 	kctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.stop, m.done = cancel, make(chan struct{})
-	go m.keep(kctx, s)
+	go m.keep(kctx, s, m.clock.NewTicker(m.lease/3))
 	return len(peers) == 0, nil
 }
 

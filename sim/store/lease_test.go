@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,12 +98,16 @@ func TestLeaseTakenRenewedLost(t *testing.T) {
 	if !ok || left <= 0 || left > testLease {
 		t.Fatalf("after Open: lease left %s (row %v), want within (0, %s]", left, ok, testLease)
 	}
+	until := func() (ms int64) {
+		if err := db.QueryRow(`SELECT lease_until FROM processes WHERE id = $1`, s.Process()).Scan(&ms); err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	taken := until()
 	time.Sleep(testLease / 3)
 	fake.Advance(testLease / 3) // a renewal
-	eventually(t, testLease, "the lease renewed", func() bool {
-		l, _ := leaseLeft(t, db, s.Process())
-		return l > left
-	})
+	eventually(t, testLease, "the lease renewed", func() bool { return until() > taken })
 
 	// No renewal for a lease: it lapses, and the database refuses.
 	eventually(t, 2*testLease, "the lease lapsed", func() bool { l, _ := leaseLeft(t, db, s.Process()); return l < 0 })
@@ -251,5 +256,55 @@ func TestJoinRefusesPartsKeptBesideAnother(t *testing.T) {
 	}
 	if waited := time.Since(began); waited > 3*testLease {
 		t.Errorf("joined %s after the other stopped renewing, want within 3 leases", waited)
+	}
+}
+
+// A writing transaction holds its process's row until it ends: a process
+// that stopped renewing while one of its writes was open is not taken
+// away (nor its work mended) before that write has committed or rolled
+// back, however long ago its lease ended; then it is.
+func TestOpenWriteKeepsItsProcessRow(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	db := admin(t, dsn)
+	b, c := openMember(t, dsn, nil), openMember(t, dsn, nil)
+	c.Mending(func(*Tx) error { return nil })
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the stores close: a failure does not leave b's transaction open
+	go func() {
+		// Isolated: its write lock comes at the end (Tx.Lock), as the
+		// writer's whole lock will be a lab's alone, so that c may write
+		// meanwhile.
+		done <- b.Isolated(ctx, false, func(tx *Tx) error {
+			close(held)
+			<-release
+			if err := tx.Lock(); err != nil {
+				return err
+			}
+			_, err := tx.Exec(`UPDATE health SET at = 1`)
+			return err
+		})
+	}()
+	<-held
+	b.m.stop() // b renews no more: its lease ends, and a lease later it is dead
+	<-b.m.done
+	eventually(t, 4*testLease, "b's lease ended a lease ago", func() bool { l, _ := leaseLeft(t, db, b.Process()); return l < -testLease })
+	if err := c.MendDead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := leaseLeft(t, db, b.Process()); !ok {
+		t.Fatal("b's row was taken away while a write of b's was open")
+	}
+	letGo()
+	if err := <-done; err != nil {
+		t.Errorf("b's write, begun with its lease current: %v", err)
+	}
+	if err := c.MendDead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := leaseLeft(t, db, b.Process()); ok {
+		t.Error("b's row is still there once its write ended")
 	}
 }
