@@ -38,8 +38,9 @@ func NewKeys(r *Records, reg *labs.Registry, kv *keys.Store, bus *events.Bus, lo
 var ErrKVDown = errors.New("the key-value store does not answer")
 
 // Room is the key-value store's part in a lab's life: a reset or a removal
-// forgets the lab's keys there. A store that does not answer keeps them
-// until they expire.
+// forgets the lab's keys there (memory let go of, when the lab idles or may
+// be stale, keeps them). A store that does not answer keeps them until they
+// expire.
 func (k *Keys) Room() labs.Room { return kvRoom{k} }
 
 type kvRoom struct{ k *Keys }
@@ -49,7 +50,7 @@ func (kvRoom) Reset(context.Context, *store.Tx, string) error { return nil }
 func (kvRoom) Purge(context.Context, string) error            { return nil }
 
 func (r kvRoom) Close(ctx context.Context, lab string, why labs.Closing) {
-	if r.k.kv == nil || why == labs.Evicted {
+	if r.k.kv == nil || why == labs.Evicted || why == labs.Stale {
 		return
 	}
 	if err := r.k.kv.Forget(ctx, lab); err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"idemlab/sim"
+	"idemlab/sim/store"
 )
 
 // Heard brings what this process keeps of a lab up to date with what
-// another process on the database did to it.
+// another process on the database did to it; sim.EventStartOver, that it
+// may have missed something, drops everything kept (StartOver).
 func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 	switch ev.Kind {
 	case sim.EventSettings, sim.EventLesson, sim.EventClock:
@@ -18,40 +20,75 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 	case sim.EventGone:
 		r.Drop(ctx, ev.Lab)
 	case sim.EventStartOver:
-		r.ReloadAll(ctx)
+		r.StartOver(ctx)
 	}
+}
+
+// StartOver drops what this process keeps of every lab in memory (each
+// room lets go of it, as Stale: cached answers, scenario codes) and reads
+// each lab afresh: another process may have changed any of them unheard.
+// A lab not in memory is read afresh when next used anyway.
+func (r *Registry) StartOver(ctx context.Context) {
+	ids := r.ids()
+	for _, id := range ids {
+		r.closeRooms(ctx, id, Stale)
+	}
+	r.reloadAll(ctx, ids)
 }
 
 // Reload reads a lab this process keeps in memory afresh.
 func (r *Registry) Reload(ctx context.Context, id string) {
+	if err := r.reload(ctx, id); err != nil && ctx.Err() == nil {
+		r.log.Warn("reload a lab", "lab", id, "err", err)
+	}
+}
+
+// reload reads a lab this process keeps in memory afresh, or lets it go
+// when it is gone.
+func (r *Registry) reload(ctx context.Context, id string) error {
 	r.mu.Lock()
 	l, ok := r.m[id]
 	r.mu.Unlock()
 	if !ok {
-		return // read when next used
+		return nil // read when next used
 	}
 	st, err := scanState(r.store.QueryRow(ctx, stateQuery, id), id)
 	switch {
 	case sim.ErrorCode(err) == sim.ENotFound || err == nil && st.Kind == kindDoomed:
 		r.Drop(ctx, id)
 	case err != nil:
-		if ctx.Err() == nil {
-			r.log.Warn("reload a lab", "lab", id, "err", err)
-		}
+		return err
 	default:
 		l.publish(st)
 	}
+	return nil
 }
 
-// ReloadAll reads every lab this process keeps afresh.
-func (r *Registry) ReloadAll(ctx context.Context) {
+// reloadAll reads the labs afresh; a database that does not answer stops
+// it at the first (one line in the log, not one per lab).
+func (r *Registry) reloadAll(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		err := r.reload(ctx, id)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return
+		case store.IsUnavailable(err):
+			r.log.Warn("reload the labs: the database does not answer", "labs", len(ids), "err", err)
+			return
+		default:
+			r.log.Warn("reload a lab", "lab", id, "err", err)
+		}
+	}
+}
+
+// ids are the labs this process keeps in memory.
+func (r *Registry) ids() []string {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	ids := make([]string, 0, len(r.m))
 	for id := range r.m {
 		ids = append(ids, id)
 	}
-	r.mu.Unlock()
-	for _, id := range ids {
-		r.Reload(ctx, id)
-	}
+	return ids
 }
