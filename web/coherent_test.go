@@ -48,6 +48,37 @@ WHERE datname = current_database() AND pid <> pg_backend_pid() AND query = 'LIST
 	}
 }
 
+// A reset through A is never followed by a replay through B of an answer
+// from before it: not while B's notice of the reset is on its way, not
+// with B's listening connection cut, not when B never hears of it at all.
+func TestNoReplayFromBeforeAReset(t *testing.T) {
+	t.Parallel()
+	a, b := twoProcesses(t)
+	lab := a.newLab(`{"protection":"replay"}`)
+	t.Run("heard a moment later", func(t *testing.T) {
+		for range 10 {
+			cached(t, b, lab, "k-soon")
+			a.must(http.StatusNoContent, "POST", lab+"/reset", "")
+			wantNew(t, b, lab, "k-soon", "a reset through A")
+		}
+	})
+	t.Run("listener cut", func(t *testing.T) {
+		cached(t, b, lab, "k-cut")
+		cutListeners(t, b)
+		a.must(http.StatusNoContent, "POST", lab+"/reset", "")
+		wantNew(t, b, lab, "k-cut", "a reset through A with B's listener cut")
+	})
+	t.Run("never heard", func(t *testing.T) {
+		cached(t, b, lab, "k-unheard")
+		a.Store.Announce("idemlab", nil) // from now on A's transactions tell nobody
+		a.must(http.StatusNoContent, "POST", lab+"/reset", "")
+		wantNew(t, b, lab, "k-unheard", "a reset through A that B never heard of")
+	})
+	if l := a.ledger(lab); l.Count != 1 {
+		t.Errorf("after the last reset and one charge: %d charges, want 1", l.Count)
+	}
+}
+
 // unheard changes the answer stored for key behind every process's back:
 // a change no process hears of, and the lab's generation does not show.
 // B answers from what it keeps until it drops it.
