@@ -101,6 +101,14 @@ func (k *Keys) List(ctx context.Context, l *labs.Lab, most int, kvWait time.Dura
 	return out, nil
 }
 
+// database is the store the lab's database keys live in.
+func (k *Keys) database() string {
+	if k.store.Postgres() {
+		return sim.StorePostgres
+	}
+	return sim.StoreSQLite
+}
+
 // records lists the replay protection's records of the lab.
 func (k *Keys) records(ctx context.Context, l *labs.Lab, most int) ([]sim.KeyInfo, error) {
 	now := k.Now(l)
@@ -114,7 +122,7 @@ WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCha
 	var out []sim.KeyInfo
 	for rows.Next() {
 		var (
-			ki              = sim.KeyInfo{Store: sim.StoreSQLite}
+			ki              = sim.KeyInfo{Store: k.database()}
 			locked, expires int64
 		)
 		if err := rows.Scan(&ki.Key, &ki.State, &locked, &expires); err != nil {
@@ -143,7 +151,7 @@ SELECT dedup_key FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER 
 	}
 	defer rows.Close()
 	for rows.Next() {
-		ki := sim.KeyInfo{Store: sim.StoreSQLite, State: sim.KeyUnique}
+		ki := sim.KeyInfo{Store: k.database(), State: sim.KeyUnique}
 		if err := rows.Scan(&ki.Key); err != nil {
 			return nil, err
 		}
