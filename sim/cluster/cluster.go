@@ -60,9 +60,15 @@ type Config struct {
 // Cluster is a process's part in the others' live updates.
 type Cluster struct {
 	Config
-	id  string // this process, to know its own notices
-	own string // how each of its own notices begins (encode)
-	sub *events.Sub
+	id  string      // this process, to know its own notices
+	own string      // how each of its own notices begins (encode)
+	sub *events.Sub // this process's events, on their way out
+
+	// in holds what the listener heard until it is brought in (take): the
+	// listener reads on while a notice is handled, and more than incoming
+	// waiting is not skipped silently but a start-over.
+	in    *events.Bus
+	inSub *events.Sub
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -89,20 +95,25 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.sub = cfg.Bus.Subscribe(outgoing)
+	c.in = events.New(cfg.Clock.Now)
+	c.inSub = c.in.Subscribe(incoming)
 	cfg.Store.Announce(channel, c.encode)
 	c.spawn(func() { c.listen(conn, pg) })
+	c.spawn(c.take)
 	c.spawn(c.send)
 	return c, nil
 }
 
-// Close stops hearing and sending; nil closes nothing.
+// Close stops hearing and sending; nil closes nothing. The store's
+// transactions go on telling the others what they change, as long as it
+// writes.
 func (c *Cluster) Close() {
 	if c == nil {
 		return
 	}
-	c.Store.Announce(channel, nil)
 	c.cancel()
 	c.sub.Close()
+	c.inSub.Close()
 	c.wg.Wait()
 }
 

@@ -13,6 +13,10 @@ import (
 	"idemlab/sim/store"
 )
 
+// incoming is how many notices heard wait to be brought in at most: past
+// it the process starts over instead of missing them.
+const incoming = 1024
+
 // listenOn opens a connection of its own that listens on the channel.
 func listenOn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -75,19 +79,22 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			continue
 		}
 		if msg.From != c.id {
-			c.heard(msg.Ev)
+			c.in.Publish(msg.Ev)
 		}
 	}
 }
 
-// startOver drops everything this process keeps of the labs and reads it
-// afresh; its pages re-read too.
-func (c *Cluster) startOver() { c.heard(sim.Event{Kind: sim.EventStartOver}) }
+// startOver has this process drop everything it keeps of the labs and read
+// it afresh, in its turn among the notices heard; its pages re-read too.
+func (c *Cluster) startOver() { c.in.Publish(sim.Event{Kind: sim.EventStartOver}) }
 
-// heard brings this process up to date with another's event and passes it
-// on to this process's subscribers.
-func (c *Cluster) heard(ev sim.Event) {
-	c.Heard(c.ctx, ev)
-	ev.Remote = true
-	c.Bus.Publish(ev)
+// take brings in what the listener heard, in order, until the cluster
+// closes: it brings this process up to date with each event of another
+// and passes it on to this process's subscribers.
+func (c *Cluster) take() {
+	for ev := range c.inSub.Events() {
+		c.Heard(c.ctx, ev)
+		ev.Remote = true
+		c.Bus.Publish(ev)
+	}
 }
