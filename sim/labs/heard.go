@@ -2,6 +2,8 @@ package labs
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"idemlab/sim"
 	"idemlab/sim/store"
@@ -27,25 +29,41 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 // StartOver drops what this process keeps of every lab in memory (each
 // room lets go of it, as Stale: cached answers, scenario codes) and reads
 // each lab afresh: another process may have changed any of them unheard.
-// A lab not in memory is read afresh when next used anyway.
+// A lab not in memory is read afresh when next used anyway. A database
+// that does not answer stops the reading at the first lab: one line in
+// the log, not one per lab.
 func (r *Registry) StartOver(ctx context.Context) {
-	ids := r.ids()
+	r.mu.Lock()
+	ids := slices.Collect(maps.Keys(r.m))
+	r.mu.Unlock()
 	for _, id := range ids {
 		r.closeRooms(ctx, id, Stale)
 	}
-	r.reloadAll(ctx, ids)
+	for _, id := range ids {
+		err := reload(ctx, r, id)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return
+		case store.IsUnavailable(err):
+			r.log.Warn("reload the labs: the database does not answer", "labs", len(ids), "err", err)
+			return
+		default:
+			r.log.Warn("reload a lab", "lab", id, "err", err)
+		}
+	}
 }
 
 // Reload reads a lab this process keeps in memory afresh.
 func (r *Registry) Reload(ctx context.Context, id string) {
-	if err := r.reload(ctx, id); err != nil && ctx.Err() == nil {
+	if err := reload(ctx, r, id); err != nil && ctx.Err() == nil {
 		r.log.Warn("reload a lab", "lab", id, "err", err)
 	}
 }
 
-// reload reads a lab this process keeps in memory afresh, or lets it go
-// when it is gone.
-func (r *Registry) reload(ctx context.Context, id string) error {
+// reload reads a lab r keeps in memory afresh, or lets it go when it is
+// gone.
+func reload(ctx context.Context, r *Registry, id string) error {
 	r.mu.Lock()
 	l, ok := r.m[id]
 	r.mu.Unlock()
@@ -62,33 +80,4 @@ func (r *Registry) reload(ctx context.Context, id string) error {
 		l.publish(st)
 	}
 	return nil
-}
-
-// reloadAll reads the labs afresh; a database that does not answer stops
-// it at the first (one line in the log, not one per lab).
-func (r *Registry) reloadAll(ctx context.Context, ids []string) {
-	for _, id := range ids {
-		err := r.reload(ctx, id)
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return
-		case store.IsUnavailable(err):
-			r.log.Warn("reload the labs: the database does not answer", "labs", len(ids), "err", err)
-			return
-		default:
-			r.log.Warn("reload a lab", "lab", id, "err", err)
-		}
-	}
-}
-
-// ids are the labs this process keeps in memory.
-func (r *Registry) ids() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.m))
-	for id := range r.m {
-		ids = append(ids, id)
-	}
-	return ids
 }

@@ -26,14 +26,7 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `LISTEN test_notices`); err != nil {
-		t.Fatal(err)
-	}
+	conn := listenTo(t, dsn)
 	s.Announce("test_notices", func(ev sim.Event) string { return ev.Lab })
 	tell := func(lab string, fail error) func(*Tx) error {
 		return func(tx *Tx) error {
@@ -75,17 +68,7 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append([]string{"first"}, append(want, "last")...)
-	var got []string
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for len(got) == 0 || got[len(got)-1] != "last" {
-		n, err := conn.WaitForNotification(wctx)
-		if err != nil {
-			t.Fatalf("heard %q, then: %v", got, err)
-		}
-		got = append(got, n.Payload)
-	}
-	if !slices.Equal(got, want) {
+	if got := hearUntil(t, conn, "last"); !slices.Equal(got, want) {
 		t.Errorf("heard %q, want %q", got, want)
 	}
 
@@ -97,9 +80,39 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 	if err := s.Write(ctx, tell("told again", nil)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := conn.WaitForNotification(wctx); err != nil || n.Payload != "told again" {
-		t.Errorf("after the announcing stopped and started again: %v %v, want told again", n, err)
+	if got := hearUntil(t, conn, "told again"); !slices.Equal(got, []string{"told again"}) {
+		t.Errorf("after the announcing stopped and started again: heard %q, want told again", got)
 	}
+}
+
+// listenTo opens a connection that listens on test_notices.
+func listenTo(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(context.Background(), `LISTEN test_notices`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// hearUntil returns the payloads heard on conn up to last.
+func hearUntil(t *testing.T, conn *pgx.Conn, last string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != last {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			t.Fatalf("heard %q, then: %v", got, err)
+		}
+		got = append(got, n.Payload)
+	}
+	return got
 }
 
 // On SQLite there is one process and nobody to tell: a transaction's
