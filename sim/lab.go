@@ -57,8 +57,9 @@ const (
 
 // Where an idempotency key lives.
 const (
-	StoreSQLite = "sqlite"
-	StoreRedis  = "redis"
+	StoreSQLite   = "sqlite"   // the lab's database, a SQLite file
+	StorePostgres = "postgres" // the lab's database, PostgreSQL (shared by every process on it)
+	StoreRedis    = "redis"
 )
 
 // KeyInfo is one idempotency key of a lab: where it lives, in what state,

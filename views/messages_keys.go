@@ -34,6 +34,7 @@ var keysMessages = map[string]message{
 	"stored.state":           {"State", "Состояние"},
 	"stored.ttl":             {"Time left", "Осталось"},
 	"stored.store.sqlite":    {"SQLite", "SQLite"},
+	"stored.store.postgres":  {"PostgreSQL", "PostgreSQL"},
 	"stored.store.redis":     {"Redis", "Redis"},
 	"stored.state.in-flight": {"in flight (locked %s)", "в работе (блокировка %s)"},
 	"stored.state.done":      {"done, answer stored", "выполнен, ответ сохранён"},

@@ -48,7 +48,7 @@ func handleClock(h *house.House) echo.HandlerFunc {
 // keyJSON is one idempotency key as the API lists it.
 type keyJSON struct {
 	Key    string `json:"key"`
-	Store  string `json:"store"`
+	Store  string `json:"store"` // where it really lives: sqlite, postgres (the lab's database) or redis
 	State  string `json:"state"`
 	TTLMS  *int64 `json:"ttl_ms"`            // null: it never expires
 	LockMS *int64 `json:"lock_ms,omitempty"` // in flight: until another request may take it over

@@ -1,21 +1,23 @@
 // Package cluster makes several processes on one PostgreSQL database one
-// lab: what one process does, the others hear of. Each event of a lab goes
-// out on the channel idemlab (NOTIFY) after its transaction commits, small
-// (an operation without its attempts); a process that hears it brings what
-// it keeps of the lab up to date and passes the event to its own
-// subscribers, whose pages re-read the lab from the database. On SQLite
-// there is one process, and none of this runs.
+// lab: what one process does, the others hear of, on the channel idemlab
+// (NOTIFY). What makes the others' memory stale (a reset, new settings, a
+// moved clock) is told inside the transaction that makes it (Tx.Notify),
+// so it reaches them if, and as soon as, that transaction commits; the
+// live events (charges, attempts, …) go out after their commit, small (an
+// operation without its attempts), since the pages that hear them re-read
+// the lab from the database anyway. A process that hears a notice brings
+// what it keeps of the lab up to date and passes the event to its own
+// subscribers. A process that may have missed a notice (its listening
+// connection broke, a notice it could not read, another process that lost
+// events on their way out) drops everything it keeps of the labs and reads
+// it afresh. On SQLite there is one process, and none of this runs.
 package cluster
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"sync"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
@@ -27,17 +29,14 @@ import (
 // channel is the NOTIFY channel of the lab's events.
 const channel = "idemlab"
 
+// listenerName is the application_name of the listening connection, as
+// pg_stat_activity shows it.
+const listenerName = "idemlab listener"
+
 // notifyMax is the most a notice may weigh: PostgreSQL refuses a payload
 // of 8000 bytes or more. A bigger event goes out bare (its lab and kind);
 // the pages that hear it re-read the lab anyway.
 const notifyMax = 7000
-
-// notifyBatch is how many notices go out in one statement at most.
-const notifyBatch = 64
-
-// outgoing is how many events wait to go out at most: past it the others
-// hear "start over" instead of the events lost.
-const outgoing = 1024
 
 // notice is an event on the wire, and the process it came from.
 type notice struct {
@@ -53,15 +52,23 @@ type Config struct {
 	Log   *slog.Logger
 	DB    *outage.Watch // the database's outages, logged once each; nil: each failure logged
 	// Heard brings what this process keeps up to date with an event of
-	// another, before the event goes to the bus's subscribers.
+	// another, before the event goes to the bus's subscribers; an event of
+	// kind sim.EventStartOver means: drop everything kept, read it afresh.
 	Heard func(ctx context.Context, ev sim.Event)
 }
 
 // Cluster is a process's part in the others' live updates.
 type Cluster struct {
 	Config
-	id  string // this process, to know its own notices
-	sub *events.Sub
+	id  string      // this process, to know its own notices
+	own string      // how each of its own notices begins (encode)
+	sub *events.Sub // this process's events, on their way out
+
+	// in holds what the listener heard until it is brought in (take): the
+	// listener reads on while a notice is handled, and more than incoming
+	// waiting is not skipped silently but a start-over.
+	in    *events.Bus
+	inSub *events.Sub
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -69,34 +76,44 @@ type Cluster struct {
 }
 
 // Start listens on the channel (before it returns: nothing another process
-// does after this one has started goes unheard) and starts the goroutines
-// that hear and send notices. On SQLite it returns nil: there is nobody
-// else to hear.
+// does after this one has started goes unheard), has the store's writing
+// transactions tell what they are told to inside them, and starts the
+// goroutines that hear and send notices. On SQLite it returns nil: there is
+// nobody else to hear.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if !cfg.Store.Postgres() {
 		return nil, nil
 	}
 	c := &Cluster{Config: cfg, id: sim.NewToken()}
+	c.own = `{"from":"` + c.id + `"`
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	pg := cfg.Store.Pool().Config().ConnConfig.Copy()
+	pg.RuntimeParams["application_name"] = listenerName
 	conn, err := listenOn(ctx, pg)
 	if err != nil {
 		c.cancel()
 		return nil, err
 	}
 	c.sub = cfg.Bus.Subscribe(outgoing)
+	c.in = events.New(cfg.Clock.Now)
+	c.inSub = c.in.Subscribe(incoming)
+	cfg.Store.Announce(channel, c.encode)
 	c.spawn(func() { c.listen(conn, pg) })
+	c.spawn(c.take)
 	c.spawn(c.send)
 	return c, nil
 }
 
-// Close stops hearing and sending; nil closes nothing.
+// Close stops hearing and sending; nil closes nothing. The store's
+// transactions go on telling the others what they change, as long as it
+// writes.
 func (c *Cluster) Close() {
 	if c == nil {
 		return
 	}
 	c.cancel()
 	c.sub.Close()
+	c.inSub.Close()
 	c.wg.Wait()
 }
 
@@ -108,110 +125,22 @@ func (c *Cluster) spawn(f func()) {
 	}()
 }
 
-// listenOn opens a connection of its own that listens on the channel.
-func listenOn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
+// toldInTx reports whether events of the kind are told inside the
+// transaction that makes them (store.Tx.Notify), not after it: they make
+// what the other processes keep stale. The sender leaves them out.
+func toldInTx(k sim.EventKind) bool {
+	switch k {
+	case sim.EventReset, sim.EventSettings, sim.EventClock:
+		return true
 	}
-	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	return conn, nil
+	return false
 }
 
-// listen hears the other processes' notices until the cluster closes. When
-// its connection breaks it connects again, and starts over: a change may
-// have passed unheard meanwhile.
-func (c *Cluster) listen(conn *pgx.Conn, cfg *pgx.ConnConfig) {
-	for {
-		err := c.hear(conn)
-		conn.Close(context.Background())
-		if c.ctx.Err() != nil {
-			return
-		}
-		c.Log.Warn("live updates from other processes: connection lost", "err", err)
-		for {
-			if clock.Sleep(c.ctx, c.Clock, time.Second) != nil {
-				return
-			}
-			if conn, err = listenOn(c.ctx, cfg); err == nil {
-				break
-			}
-		}
-		c.heard(sim.Event{Kind: sim.EventStartOver})
-	}
-}
-
-// hear takes the notices of one connection until it fails.
-func (c *Cluster) hear(conn *pgx.Conn) error {
-	for {
-		n, err := conn.WaitForNotification(c.ctx)
-		if err != nil {
-			return err
-		}
-		var msg notice
-		if err := json.Unmarshal([]byte(n.Payload), &msg); err != nil {
-			c.Log.Warn("live updates from other processes: unreadable notice", "err", err)
-			continue
-		}
-		if msg.From != c.id {
-			c.heard(msg.Ev)
-		}
-	}
-}
-
-// heard brings this process up to date with another's event and passes it
-// on to this process's subscribers.
-func (c *Cluster) heard(ev sim.Event) {
-	c.Heard(c.ctx, ev)
-	ev.Remote = true
-	c.Bus.Publish(ev)
-}
-
-// send sends this process's events to the others, as many as wait at once
-// in one statement, in order. Events of other processes are not sent back;
-// when the bus says events were lost, the others are told to start over.
-func (c *Cluster) send() {
-	batch := make([]string, 0, notifyBatch)
-	for {
-		batch = batch[:0]
-		ev, ok := <-c.sub.Events()
-		if !ok {
-			return
-		}
-		batch = c.add(batch, ev)
-	more:
-		for len(batch) < notifyBatch {
-			select {
-			case ev, ok := <-c.sub.Events():
-				if !ok {
-					break more
-				}
-				batch = c.add(batch, ev)
-			default:
-				break more
-			}
-		}
-		if len(batch) == 0 {
-			continue
-		}
-		_, err := c.Store.Pool().Exec(c.ctx, `SELECT pg_notify('`+channel+`', p) FROM unnest($1::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, batch)
-		switch {
-		case err == nil, errors.Is(err, context.Canceled):
-		case store.IsUnavailable(err) && c.DB != nil: // once per outage, not per event
-			c.DB.Failed(err, "live updates to other processes wait until it does")
-		default:
-			c.Log.Warn("live updates to other processes", "err", err)
-		}
-	}
-}
-
-// add appends the notice of a local event to batch.
-func (c *Cluster) add(batch []string, ev sim.Event) []string {
-	if ev.Remote {
-		return batch
+// encode is the notice of a local event: without an operation's attempts,
+// and bare (its lab and kind) when it would weigh more than a notice may.
+func (c *Cluster) encode(ev sim.Event) string {
+	if ev.At.IsZero() {
+		ev.At = c.Clock.Now()
 	}
 	if op := ev.Operation; op != nil && op.Attempts != nil {
 		bare := *op
@@ -222,5 +151,5 @@ func (c *Cluster) add(batch []string, ev sim.Event) []string {
 	if err != nil || len(b) > notifyMax {
 		b, _ = json.Marshal(notice{From: c.id, Ev: sim.Event{Lab: ev.Lab, Kind: ev.Kind, At: ev.At}})
 	}
-	return append(batch, string(b))
+	return string(b)
 }

@@ -12,10 +12,12 @@ const maxAnswers = 8192
 
 // cache keeps the finished idempotency records lately written or read, in
 // memory, least recently used first out, so that a replay (or a 422 for
-// another body) is answered without the database. Each is kept under the
+// another body) is answered without the writer. Each is kept under the
 // lab's reset generation: a reset bumps it, and what was kept before it is
-// never found again, in this process or, once it has heard of the reset,
-// in any other. A record not here is found by the writer's claim.
+// never found again in this process; in another on the same database, a
+// replay first checks the generation it kept against the database's
+// (Records.current), so not even before that process hears of the reset.
+// A record not here is found by the writer's claim.
 type cache struct {
 	mu sync.Mutex
 	ll list.List // of *answer, the most recently used at the front
@@ -77,7 +79,8 @@ func (c *cache) put(ans answer) {
 }
 
 // forget drops every record of the lab: it was reset, removed, its clock
-// moved, or it left memory.
+// moved, it left memory, or it may be stale (another process changed it
+// unheard).
 func (c *cache) forget(lab string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

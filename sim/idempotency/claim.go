@@ -63,11 +63,13 @@ func (c *Claim) Wrap(err error) error {
 
 // Lookup answers from a finished, unexpired record of the cache: such a
 // record never changes within its lab's generation until it expires, so a
-// replay (or a mismatch) needs neither the writer nor the database. A
-// record not cached is found by Take, in the writer's transaction.
+// replay (or a mismatch) needs neither the writer nor the record, once the
+// lab's generation is known to be current (with other processes on the
+// database, a shared read of it). A record not cached, or not current, is
+// found by Take, in the writer's transaction.
 func (c *Claim) Lookup(fingerprint string) (done bool, err error) {
 	ans, ok := c.r.cache.get(c.recordKey(), c.now().UnixMilli())
-	if !ok {
+	if !ok || !c.r.current(c) {
 		return false, nil
 	}
 	return true, c.settle(record{fingerprint: ans.fingerprint, state: "done", expiresAt: ans.expiresAt, stored: ans.stored}, fingerprint)

@@ -39,6 +39,7 @@ func (k *Keys) Advance(ctx context.Context, l *labs.Lab, seconds int64) (time.Ti
 		if _, err := tx.Exec(`UPDATE labs SET clock_ms = clock_ms + ? WHERE id = ?`, d.Milliseconds(), l.ID); err != nil {
 			return err
 		}
+		tx.Notify(sim.Event{Lab: l.ID, Kind: sim.EventClock}) // the others' expiry moves once it commits
 		return k.labs.Record(tx, l.ID, sim.Action{Kind: "clock", N: int(seconds)})
 	})
 	if err != nil {

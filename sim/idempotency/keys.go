@@ -38,8 +38,9 @@ func NewKeys(r *Records, reg *labs.Registry, kv *keys.Store, bus *events.Bus, lo
 var ErrKVDown = errors.New("the key-value store does not answer")
 
 // Room is the key-value store's part in a lab's life: a reset or a removal
-// forgets the lab's keys there. A store that does not answer keeps them
-// until they expire.
+// forgets the lab's keys there (memory let go of, when the lab idles or may
+// be stale, keeps them). A store that does not answer keeps them until they
+// expire.
 func (k *Keys) Room() labs.Room { return kvRoom{k} }
 
 type kvRoom struct{ k *Keys }
@@ -49,7 +50,7 @@ func (kvRoom) Reset(context.Context, *store.Tx, string) error { return nil }
 func (kvRoom) Purge(context.Context, string) error            { return nil }
 
 func (r kvRoom) Close(ctx context.Context, lab string, why labs.Closing) {
-	if r.k.kv == nil || why == labs.Evicted {
+	if r.k.kv == nil || why == labs.Evicted || why == labs.Stale {
 		return
 	}
 	if err := r.k.kv.Forget(ctx, lab); err != nil {
@@ -100,6 +101,14 @@ func (k *Keys) List(ctx context.Context, l *labs.Lab, most int, kvWait time.Dura
 	return out, nil
 }
 
+// database is the store the lab's database keys live in.
+func (k *Keys) database() string {
+	if k.store.Postgres() {
+		return sim.StorePostgres
+	}
+	return sim.StoreSQLite
+}
+
 // records lists the replay protection's records of the lab.
 func (k *Keys) records(ctx context.Context, l *labs.Lab, most int) ([]sim.KeyInfo, error) {
 	now := k.Now(l)
@@ -113,7 +122,7 @@ WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCha
 	var out []sim.KeyInfo
 	for rows.Next() {
 		var (
-			ki              = sim.KeyInfo{Store: sim.StoreSQLite}
+			ki              = sim.KeyInfo{Store: k.database()}
 			locked, expires int64
 		)
 		if err := rows.Scan(&ki.Key, &ki.State, &locked, &expires); err != nil {
@@ -142,7 +151,7 @@ SELECT dedup_key FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER 
 	}
 	defer rows.Close()
 	for rows.Next() {
-		ki := sim.KeyInfo{Store: sim.StoreSQLite, State: sim.KeyUnique}
+		ki := sim.KeyInfo{Store: k.database(), State: sim.KeyUnique}
 		if err := rows.Scan(&ki.Key); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,7 @@ type Records struct {
 	store *store.Store
 	clock clock.Clock
 	cache cache
+	fresh *fresh // PostgreSQL: the labs' generations as stored, to trust the cache by
 
 	claim, claimDone, record, complete *store.Stmt
 }
@@ -31,6 +32,9 @@ type Records struct {
 // New returns the records of the store, by the clock (the database's).
 func New(ctx context.Context, s *store.Store, c clock.Clock) (*Records, error) {
 	r := &Records{store: s, clock: c}
+	if s.Postgres() {
+		r.fresh = &fresh{pool: s.Pool()}
+	}
 	for _, p := range []struct {
 		dst **store.Stmt
 		sql string

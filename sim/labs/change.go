@@ -65,6 +65,7 @@ func (r *Registry) UpdateSettings(ctx context.Context, l *Lab, p sim.SettingsPat
 		if _, err := tx.Exec(`UPDATE labs SET settings = ? WHERE id = ?`, mustJSON(s), l.ID); err != nil {
 			return err
 		}
+		tx.Notify(sim.Event{Lab: l.ID, Kind: sim.EventSettings, Settings: &s}) // the others' copies go stale with it
 		return r.Record(tx, l.ID, sim.Action{Kind: "settings", Settings: &p})
 	})
 	if err != nil {
@@ -99,6 +100,9 @@ func (r *Registry) ResetInTurn(ctx context.Context, l *Lab) error {
 		if _, err := tx.Exec(`UPDATE labs SET clock_ms = 0, gen = gen + 1 WHERE id = ?`, l.ID); err != nil {
 			return err
 		}
+		// What the other processes keep of the lab is stale once it commits.
+		tx.Notify(sim.Event{Lab: l.ID, Kind: sim.EventReset})
+
 		base := cur.Settings // a scenario starts again here
 		return r.Record(tx, l.ID, sim.Action{Kind: "base", Base: &base})
 	})

@@ -2,12 +2,16 @@ package labs
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"idemlab/sim"
+	"idemlab/sim/store"
 )
 
 // Heard brings what this process keeps of a lab up to date with what
-// another process on the database did to it.
+// another process on the database did to it; sim.EventStartOver, that it
+// may have missed something, drops everything kept (StartOver).
 func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 	switch ev.Kind {
 	case sim.EventSettings, sim.EventLesson, sim.EventClock:
@@ -18,40 +22,62 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 	case sim.EventGone:
 		r.Drop(ctx, ev.Lab)
 	case sim.EventStartOver:
-		r.ReloadAll(ctx)
+		r.StartOver(ctx)
+	}
+}
+
+// StartOver drops what this process keeps of every lab in memory (each
+// room lets go of it, as Stale: cached answers, scenario codes) and reads
+// each lab afresh: another process may have changed any of them unheard.
+// A lab not in memory is read afresh when next used anyway. A database
+// that does not answer stops the reading at the first lab: one line in
+// the log, not one per lab.
+func (r *Registry) StartOver(ctx context.Context) {
+	r.mu.Lock()
+	ids := slices.Collect(maps.Keys(r.m))
+	r.mu.Unlock()
+	for _, id := range ids {
+		r.closeRooms(ctx, id, Stale)
+	}
+	for _, id := range ids {
+		err := reload(ctx, r, id)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return
+		case store.IsUnavailable(err):
+			r.log.Warn("reload the labs: the database does not answer", "labs", len(ids), "err", err)
+			return
+		default:
+			r.log.Warn("reload a lab", "lab", id, "err", err)
+		}
 	}
 }
 
 // Reload reads a lab this process keeps in memory afresh.
 func (r *Registry) Reload(ctx context.Context, id string) {
+	if err := reload(ctx, r, id); err != nil && ctx.Err() == nil {
+		r.log.Warn("reload a lab", "lab", id, "err", err)
+	}
+}
+
+// reload reads a lab r keeps in memory afresh, or lets it go when it is
+// gone.
+func reload(ctx context.Context, r *Registry, id string) error {
 	r.mu.Lock()
 	l, ok := r.m[id]
 	r.mu.Unlock()
 	if !ok {
-		return // read when next used
+		return nil // read when next used
 	}
 	st, err := scanState(r.store.QueryRow(ctx, stateQuery, id), id)
 	switch {
 	case sim.ErrorCode(err) == sim.ENotFound || err == nil && st.Kind == kindDoomed:
 		r.Drop(ctx, id)
 	case err != nil:
-		if ctx.Err() == nil {
-			r.log.Warn("reload a lab", "lab", id, "err", err)
-		}
+		return err
 	default:
 		l.publish(st)
 	}
-}
-
-// ReloadAll reads every lab this process keeps afresh.
-func (r *Registry) ReloadAll(ctx context.Context) {
-	r.mu.Lock()
-	ids := make([]string, 0, len(r.m))
-	for id := range r.m {
-		ids = append(ids, id)
-	}
-	r.mu.Unlock()
-	for _, id := range ids {
-		r.Reload(ctx, id)
-	}
+	return nil
 }

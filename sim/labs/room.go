@@ -36,6 +36,7 @@ const (
 	Emptied Closing = iota // the lab was reset: it starts again from its settings
 	Evicted                // the lab left this process's memory, idle
 	Removed                // the lab is gone with everything in it
+	Stale                  // what this process keeps of the lab may be out of date: it lets go of its memory only
 )
 
 // Sweeper is a room with housekeeping of its own (expired records, old

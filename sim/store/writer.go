@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+
+	"idemlab/sim"
 )
 
 // maxBatch bounds how many transactions one commit carries.
@@ -62,6 +65,8 @@ type writer struct {
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
 	stmts *stmtCache // SQLite: the statements the transactions run, compiled between them
+
+	announce atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes
 
 	mu     sync.Mutex
 	queue  []*txJob
@@ -190,6 +195,8 @@ func (w *writer) commit(batch []*txJob) []error {
 		}
 		return errs
 	}
+	an := w.announce.Load()
+	var told []sim.Event // what the jobs that succeed tell, in their order
 	panicked := -1
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
@@ -197,6 +204,10 @@ func (w *writer) commit(batch []*txJob) []error {
 			continue
 		}
 		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock, stmts: w.stmts}
+		var mine []sim.Event
+		if an != nil {
+			t.told = &mine
+		}
 		if len(batch) == 1 {
 			errs[i] = call(j.fn, t)
 		} else {
@@ -206,6 +217,9 @@ func (w *writer) commit(batch []*txJob) []error {
 		if errors.As(errs[i], &pe) {
 			panicked = i
 			break
+		}
+		if errs[i] == nil {
+			told = append(told, mine...)
 		}
 	}
 	if panicked >= 0 {
@@ -221,7 +235,7 @@ func (w *writer) commit(batch []*txJob) []error {
 		errs[0] = errors.Join(errs[0], tx.Rollback())
 		return errs
 	}
-	if err := tx.Commit(); err != nil {
+	if err := an.commit(ctx, tx, told); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err

@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"idemlab/sim"
+	"idemlab/sim/store"
+)
+
+// notifyBatch is how many notices go out in one statement at most.
+const notifyBatch = 64
+
+// outgoing is how many events wait to go out at most: past it the others
+// hear "start over" instead of the events lost.
+const outgoing = 1024
+
+// resend is how long a "start over" owed to the others waits before it is
+// tried again, when no event comes to carry it.
+const resend = time.Second
+
+// send sends this process's live events to the others, as many as wait at
+// once in one statement, in order. Events of other processes are not sent
+// back, nor those told inside their own transactions (toldInTx). Events
+// lost on their way out (more than the buffer holds: the bus says start
+// over; or a send that failed) are never skipped silently: the others are
+// told to start over, as soon as a send succeeds again.
+func (c *Cluster) send() {
+	batch := make([]string, 0, notifyBatch+1)
+	owed := false // events were lost: the others must start over
+	for {
+		batch = batch[:0]
+		if owed {
+			batch = append(batch, c.encode(sim.Event{Kind: sim.EventStartOver}))
+		}
+		var ok bool
+		if batch, ok = c.gather(batch, owed); !ok {
+			return
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		_, err := c.Store.Pool().Exec(c.ctx, `SELECT pg_notify('`+channel+`', p) FROM unnest($1::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, batch)
+		owed = err != nil
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case store.IsUnavailable(err) && c.DB != nil: // once per outage, not per event
+			c.DB.Failed(err, "live updates to other processes wait until it does; they start over then")
+		default:
+			c.Log.Warn("live updates to other processes: they start over once a send succeeds", "err", err)
+		}
+	}
+}
+
+// gather adds to batch the events waiting to go out: it waits for the
+// first, but, while a start-over is owed, no longer than resend. It
+// reports false when the cluster closes.
+func (c *Cluster) gather(batch []string, owed bool) ([]string, bool) {
+	var retry <-chan time.Time
+	if owed {
+		t := c.Clock.NewTimer(resend)
+		defer t.Stop()
+		retry = t.C()
+	}
+	select {
+	case ev, ok := <-c.sub.Events():
+		if !ok {
+			return batch, false
+		}
+		batch = c.add(batch, ev)
+	case <-retry:
+		return batch, true
+	}
+	for len(batch) < notifyBatch {
+		select {
+		case ev, ok := <-c.sub.Events():
+			if !ok {
+				return batch, false
+			}
+			batch = c.add(batch, ev)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
+
+// add appends the notice of a local live event to batch.
+func (c *Cluster) add(batch []string, ev sim.Event) []string {
+	if ev.Remote || toldInTx(ev.Kind) {
+		return batch
+	}
+	return append(batch, c.encode(ev))
+}
