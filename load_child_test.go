@@ -25,6 +25,10 @@ const (
 	// labIdleEnv is the lab child's idle time, shorter than -lab-idle
 	// takes: TestSoak's labs idle out in seconds.
 	labIdleEnv = "IDEMLAB_CHILD_LAB_IDLE"
+	// sayConsumedEnv, set, has the lab child print consumedLine (and the
+	// time) at each commit of its queue's consumer: which process consumes.
+	sayConsumedEnv = "IDEMLAB_CHILD_SAY_CONSUMED"
+	consumedLine   = `msg="consumer committed" at=`
 )
 
 // TestBenchChild is not a test: it is the body of the child processes that
@@ -74,9 +78,13 @@ func childMain(mode string, args []string) int {
 const faultConsumerOutbox = "consumer-outbox"
 
 // childHooks are the lab child's fault points: where it kills itself
-// (SIGKILL, nothing flushed, as a crash does) for the crash tests.
+// (SIGKILL, nothing flushed, as a crash does) for the crash tests; or where
+// it says what it did (sayConsumedEnv).
 func childHooks(fault string) hooks {
 	if fault != faultConsumerOutbox {
+		if os.Getenv(sayConsumedEnv) != "" {
+			return hooks{afterConsumerCommit: func() { fmt.Printf("%s%d\n", consumedLine, time.Now().UnixNano()) }}
+		}
 		return hooks{}
 	}
 	return hooks{afterConsumerCommit: func() {
