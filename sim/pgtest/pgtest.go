@@ -1,6 +1,7 @@
 // Package pgtest gives a test the real PostgreSQL that
 // $IDEMLAB_TEST_POSTGRES names (.ci/run starts one), and a database of its
-// own in it.
+// own in it; or, for a test that stops or restarts PostgreSQL, a cluster of
+// its own (Cluster).
 package pgtest
 
 import (
