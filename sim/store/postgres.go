@@ -26,13 +26,12 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// The advisory locks of the lab's processes on one database.
+// The advisory locks of the lab's processes on one database. Writes take
+// no lock of the whole database: each writing transaction runs on a
+// connection of its own, and one that numbers a lab's rows (its payments,
+// attempts, deliveries, emails) takes that lab's lock first (WriteLab), so
+// that writes to two labs never wait on each other.
 const (
-	// writeLock is taken first by every writing transaction of every
-	// process: one writer at a time on the shared ledger, as on SQLite, so
-	// that a lab's numbering (its payments, attempts, emails) never
-	// collides across processes. Each process still commits in groups.
-	writeLock = 7_347_120_425
 	// migrateLock: processes starting together migrate once.
 	migrateLock = 7_347_120_426
 	// processLock is held shared by every running process for its life. A
@@ -78,9 +77,9 @@ func (s *Store) startPostgres(ctx context.Context) error {
 	if err := migratePostgres(ctx, s.w); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	lock, err := s.w.PrepareContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, writeLock))
+	lock, err := s.w.PrepareContext(ctx, sqlKeyLock)
 	if err != nil {
-		return fmt.Errorf("store: prepare the write lock: %w", err)
+		return fmt.Errorf("store: prepare the key lock: %w", err)
 	}
 	s.lock = lock
 	if s.owner, err = s.w.Conn(ctx); err != nil {
@@ -93,10 +92,9 @@ func (s *Store) startPostgres(ctx context.Context) error {
 	return nil
 }
 
-// Isolated runs fn in a transaction of its own at the isolation level,
-// outside the writer's group commits (whose transactions take the write
-// lock first: fn takes it with Tx.Lock when it means to write), and
-// commits it when fn returns nil; when fn fails or panics, none of its
+// Isolated runs fn in a transaction of its own at the isolation level
+// (fn takes its lab's lock with Tx.LockKey when it means to number a row),
+// and commits it when fn returns nil; when fn fails or panics, none of its
 // writes remain. PostgreSQL only.
 func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) error) error {
 	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}

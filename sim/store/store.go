@@ -21,13 +21,14 @@ import (
 
 // Store is the lab's database.
 type Store struct {
-	w  *sql.DB // the writer: one connection on SQLite, the pool on PostgreSQL
-	r  *sql.DB // readers; the writer itself for :memory:
-	tw *writer // runs the writing transactions, committing them in groups
+	w    *sql.DB    // the writer: one connection on SQLite, the pool on PostgreSQL
+	r    *sql.DB    // readers; the writer itself for :memory:
+	tw   *writer    // runs the writing transactions, committing them in groups (SQLite)
+	labs labWriters // PostgreSQL: each lab's writer, while the lab is written to
 
 	reads *stmtCache // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
-	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
+	lock *sql.Stmt // PostgreSQL: a key's (a lab's) advisory lock, for WriteLab and Tx.LockKey
 
 	pool    *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
 	ownerMu sync.Mutex    // one statement at a time on owner
@@ -56,7 +57,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.tw = &writer{db: s.w, lock: s.lock}
+	s.tw, s.labs.m = &writer{db: s.w}, map[string]*labWriter{}
 	if s.pool == nil {
 		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
 	}
@@ -90,8 +91,24 @@ func (s *Store) Close() error {
 // Write runs fn in a writing transaction and commits it when fn returns
 // nil; when fn fails or panics, none of its writes remain, and when ctx
 // ends before its turn, it does not run. fn works through the Tx it gets:
-// the writer's connection is busy with it meanwhile.
+// on SQLite the one writer's connection is busy with it meanwhile (group
+// commit); on PostgreSQL it runs beside the others, on a connection of its
+// own (pgwrite.go).
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
+	if s.pool != nil {
+		return s.pgWrite(ctx, fn)
+	}
+	return s.tw.run(ctx, fn)
+}
+
+// WriteLab is Write for a transaction that numbers the lab's rows (MAX(n)
+// + 1) or must not interleave with another of the lab's: on PostgreSQL it
+// takes the lab's lock first, so that the lab's writes run one at a time
+// while other labs' run beside them. On SQLite it is Write.
+func (s *Store) WriteLab(ctx context.Context, lab string, fn func(*Tx) error) error {
+	if s.pool != nil {
+		return s.pgWriteLab(ctx, lab, fn)
+	}
 	return s.tw.run(ctx, fn)
 }
 

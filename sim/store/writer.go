@@ -53,8 +53,12 @@ type txJob struct {
 // a panic is not to be trusted with the others' writes): it gets a
 // *PanicError, the others errBatchFailed, and the writer stays usable.
 type writer struct {
-	db   *sql.DB
-	lock *sql.Stmt // PostgreSQL: the writers' advisory lock, first in every transaction
+	db *sql.DB
+	// lab and lock: on PostgreSQL a writer is one lab's (labWriters), and
+	// each of its transactions takes the lab's lock first, so that the
+	// lab's writes of every process run one at a time.
+	lab  string
+	lock *sql.Stmt
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
@@ -177,7 +181,7 @@ func (w *writer) commit(batch []*txJob) []error {
 	ctx := context.Background()
 	tx, err := w.db.BeginTx(ctx, nil)
 	if err == nil && w.lock != nil {
-		if _, err = tx.StmtContext(ctx, w.lock).ExecContext(ctx); err != nil {
+		if _, err = tx.StmtContext(ctx, w.lock).ExecContext(ctx, w.lab); err != nil {
 			tx.Rollback()
 		}
 	}
