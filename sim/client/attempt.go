@@ -37,7 +37,7 @@ func (c *Client) begin(ctx context.Context, l *labs.Lab, op *sim.Operation, with
 	seed := l.Settings().Seed
 	now := c.Clock.Now()
 	a := sim.Attempt{Outcome: sim.OutcomePending, StartedAt: time.UnixMilli(now.UnixMilli()).UTC(), Deliveries: []sim.Delivery{}}
-	err := c.Store.Write(ctx, func(tx *store.Tx) error {
+	err := c.Store.WriteLab(ctx, l.ID, func(tx *store.Tx) error {
 		if err := tx.QueryRow(`SELECT COALESCE(MAX(n), 0) + 1 FROM attempts WHERE lab_id = ? AND op_id = ?`, l.ID, op.ID).Scan(&a.N); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 // stored, not as kept: two changes in one group commit see each other),
 // bumps the lab's revision, and publishes the new state once committed.
 func (r *Registry) Change(ctx context.Context, l *Lab, fn func(tx *store.Tx, cur State) error) (prev, next State, err error) {
-	err = r.store.Write(ctx, func(tx *store.Tx) error {
+	err = r.store.WriteLab(ctx, l.ID, func(tx *store.Tx) error {
 		if prev, err = scanState(tx.QueryRow(stateQuery, l.ID), l.ID); err != nil {
 			return err
 		}

@@ -74,11 +74,15 @@ func (o owners) of(ctx context.Context) *string {
 // check refuses a lab of the kind to an owner that holds its share of labs
 // already: those it made that still exist, private or building. A
 // comparison's labs are not counted: they are its own for a moment only.
-// It counts in the writing transaction, so two labs made at once by one
-// owner cannot both pass the last place.
+// It counts in the writing transaction, under the owner's lock (on
+// PostgreSQL, where writes run side by side), so two labs made at once by
+// one owner cannot both pass the last place.
 func (o owners) check(tx *store.Tx, owner *string, kind string) error {
 	if owner == nil || (kind != KindPrivate && kind != KindBuilding) {
 		return nil
+	}
+	if err := tx.LockKey("owner " + *owner); err != nil {
+		return err
 	}
 	var n int
 	if err := tx.QueryRow(`SELECT COUNT(*) FROM labs WHERE owner = ? AND kind IN (?, ?)`, *owner, KindPrivate, KindBuilding).Scan(&n); err != nil {

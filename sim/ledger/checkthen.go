@@ -34,9 +34,9 @@ func (ct checkThenInsert) charge(ctx context.Context, l *labs.Lab, c sim.Charge,
 }
 
 // inOneTx is check-then-insert on PostgreSQL: the SELECT and the INSERT in
-// one transaction at the lab's isolation level. The ledger's write lock is
-// taken after the SELECT and the gap, so that two racers both look before
-// either writes. Under READ COMMITTED both find nothing and both charge;
+// one transaction at the lab's isolation level. The lab's lock, which
+// numbers its payments, is taken after the SELECT and the gap, so that two
+// racers both look before either writes. Under READ COMMITTED both find nothing and both charge;
 // under SERIALIZABLE the second to commit fails with 40001, answered 409
 // with Retry-After: its retry finds the payment.
 func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings) (Result, error) {
@@ -56,7 +56,7 @@ func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge
 		}
 		g.pause(ctx, s.CheckGapMS)
 		g.work(ctx, s)
-		if err := tx.Lock(); err != nil {
+		if err := tx.LockKey(l.ID); err != nil {
 			return err
 		}
 		p, err := g.write(tx, l, c, nil, false)

@@ -88,8 +88,8 @@ func New(ctx context.Context, cfg Config) (*Ledger, error) {
 }
 
 // A payment's number is the next in its lab (found through the index on
-// (lab_id, n)): the writer runs one insert at a time, so two never take
-// the same.
+// (lab_id, n)): a payment is written under its lab's lock (WriteLab), so
+// two never take the same.
 const sqlInsertPayment = `
 INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, direct, created_at)
 VALUES (?1, COALESCE((SELECT MAX(n) FROM payments WHERE lab_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7)`
@@ -186,7 +186,7 @@ func (g *Ledger) write(tx *store.Tx, l *labs.Lab, c sim.Charge, dedup *string, o
 // the lab's server_fault says the server dies before its commit.
 func (g *Ledger) insertOne(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, dedup *string, onConflict bool) (*sim.Payment, error) {
 	var p *sim.Payment
-	err := g.committing(func(fn func(*store.Tx) error) error { return g.Store.Write(ctx, fn) }, func(tx *store.Tx) (err error) {
+	err := g.committing(func(fn func(*store.Tx) error) error { return g.Store.WriteLab(ctx, l.ID, fn) }, func(tx *store.Tx) (err error) {
 		if p, err = g.write(tx, l, c, dedup, onConflict); err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func (rp replay) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, claim *idempotency.Claim, fp string) (Result, error) {
 	var res Result
 	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
-	err := rp.g.committing(rp.writer(ctx), func(tx *store.Tx) error {
+	err := rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error {
 		p, err := rp.g.write(tx, l, c, nil, false)
 		if err != nil {
 			return err
@@ -65,7 +65,7 @@ func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 		return res, err
 	}
 	res = Result{}
-	err = rp.g.committing(rp.writer(ctx), func(tx *store.Tx) error {
+	err = rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error {
 		if err := claim.Take(tx, fp, lock); err != nil || claim.Replay != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Set
 	}
 	rp.g.work(ctx, s)
 	var res Result
-	err = rp.g.committing(rp.writer(ctx), func(tx *store.Tx) error { return rp.complete(tx, l, c, claim, &res) })
+	err = rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error { return rp.complete(tx, l, c, claim, &res) })
 	if err != nil && sim.ErrorCode(err) == sim.EInternal {
 		if rerr := claim.Release(ctx); rerr != nil {
 			rp.g.Log.Warn("release idempotency claim", "lab", l.ID, "key", c.KeyText(), "err", rerr)
@@ -97,9 +97,9 @@ func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Set
 	return res, err
 }
 
-// writer is the store's writer, for ctx.
-func (rp replay) writer(ctx context.Context) func(func(*store.Tx) error) error {
-	return func(fn func(*store.Tx) error) error { return rp.g.Store.Write(ctx, fn) }
+// writer is the store's writer of the lab's payments, for ctx.
+func (rp replay) writer(ctx context.Context, l *labs.Lab) func(func(*store.Tx) error) error {
+	return func(fn func(*store.Tx) error) error { return rp.g.Store.WriteLab(ctx, l.ID, fn) }
 }
 
 // complete writes the payment and stores its answer in the claimed record.

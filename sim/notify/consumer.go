@@ -73,7 +73,7 @@ func (q *queue) work(ctx context.Context, l *labs.Lab, s sim.Settings, m message
 		key = "order:" + m.OrderID
 	}
 	var d consumed
-	err := q.n.Store.Write(ctx, func(tx *store.Tx) error {
+	err := q.n.Store.WriteLab(ctx, l.ID, func(tx *store.Tx) error { // a delivery is numbered in its lab
 		now := q.n.Clock.Now().UnixMilli()
 		d = consumed{outcome: sim.DeliverySent}
 		if key != "" {

@@ -166,7 +166,7 @@ func (o *outbox) ReceiveMail(ctx context.Context, r mail.Received) error {
 // receive stores an email the lab's mailbox received, and marks the
 // outbox's email of the same id sent, in one transaction.
 func (o *outbox) receive(ctx context.Context, lab, id, to, subject, orderID string, msg sql.NullString) error {
-	err := o.n.Store.Write(ctx, func(tx *store.Tx) error {
+	err := o.n.Store.WriteLab(ctx, lab, func(tx *store.Tx) error { // an email is numbered in its lab
 		if _, err := tx.ExecStmt(o.n.st.receive, lab, sim.Clip(id), sim.Clip(to), sim.Clip(subject), sim.Clip(orderID), msg, o.n.Clock.Now().UnixMilli()); err != nil {
 			return err
 		}

@@ -127,13 +127,14 @@ func (m *member) holds() bool {
 }
 
 // hold runs a writing transaction's first statement, st, which begins
-// with the lease step: refused at once when this process knows its lease
+// with the lease step (its first argument, this process; more are the
+// rest of st's, such as a lab to lock): refused at once when this process knows its lease
 // lost, and by the database when it is not current there.
-func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt) error {
+func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, more ...any) error {
 	if !m.holds() {
 		return ErrLeaseLost
 	}
-	_, err := tx.StmtContext(ctx, st).ExecContext(ctx, m.id)
+	_, err := tx.StmtContext(ctx, st).ExecContext(ctx, append([]any{m.id}, more...)...)
 	if pgCode(err) == leaseLostCode {
 		return fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}

@@ -92,7 +92,7 @@ func TestLeaseTakenRenewedLost(t *testing.T) {
 		_, err := s.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET at = health.at + 1`)
 		return err
 	}
-	isolated := func() error { return s.Isolated(ctx, true, func(tx *Tx) error { return tx.Lock() }) }
+	isolated := func() error { return s.Isolated(ctx, true, func(tx *Tx) error { return tx.LockKey("a lab") }) }
 
 	left, ok := leaseLeft(t, db, s.Process())
 	if !ok || left <= 0 || left > testLease {
@@ -233,13 +233,13 @@ func TestOpenWriteKeepsItsProcessRow(t *testing.T) {
 	letGo := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(letGo) // before the stores close: a failure does not leave b's transaction open
 	go func() {
-		// Isolated: its write lock comes at the end (Tx.Lock), as the
-		// writer's whole lock will be a lab's alone, so that c may write
+		// Isolated: its lab's lock comes at the end (Tx.LockKey): the
+		// writer's lock is a lab's alone, so that c may write
 		// meanwhile.
 		done <- b.Isolated(ctx, false, func(tx *Tx) error {
 			close(held)
 			<-release
-			if err := tx.Lock(); err != nil {
+			if err := tx.LockKey("a lab"); err != nil {
 				return err
 			}
 			_, err := tx.Exec(`UPDATE health SET at = 1`)

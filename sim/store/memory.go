@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+
+	"idemlab/sim/store/schema"
 )
 
 // A new in-memory database starts from a copy of one migrated the first
@@ -41,7 +43,7 @@ func memorySchema(ctx context.Context) ([]byte, error) {
 	}
 	defer db.Close()
 	keepOpen(db, 1)
-	if err := migrateSQLite(ctx, db); err != nil {
+	if err := schema.SQLite(ctx, db); err != nil {
 		return nil, err
 	}
 	var buf []byte

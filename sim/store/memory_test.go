@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"idemlab/sim/store/schema"
 )
 
 // An in-memory database, copied from the process's migrated one, has the
@@ -27,7 +29,7 @@ func TestMemoryDatabasesStartFromTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	schema := func(s *Store) (out []string) {
+	shape := func(s *Store) (out []string) {
 		rows, err := s.Query(ctx, `SELECT type || ' ' || name FROM sqlite_schema ORDER BY 1`)
 		if err != nil {
 			t.Fatal(err)
@@ -40,12 +42,12 @@ func TestMemoryDatabasesStartFromTheSchema(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := schema(a), schema(file); !slices.Equal(got, want) || len(want) < 10 {
+	if got, want := shape(a), shape(file); !slices.Equal(got, want) || len(want) < 10 {
 		t.Errorf("in memory: %v\nin a file: %v", got, want)
 	}
 	var version int
-	if err := b.QueryRow(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != numbered {
-		t.Errorf("user_version %d (%v), want %d", version, err, numbered)
+	if err := b.QueryRow(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schema.Numbered {
+		t.Errorf("user_version %d (%v), want %d", version, err, schema.Numbered)
 	}
 	if _, err := a.Exec(ctx, `INSERT INTO health (id, at) VALUES (1, 1)`); err != nil {
 		t.Fatal(err)

@@ -40,10 +40,10 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 	failure := errors.New("the job failed")
 	release := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { // holds the writer so that the others queue into one batch
-		s.Write(ctx, func(tx *Tx) error { <-release; return tell("first", nil)(tx) })
+	wg.Go(func() { // holds the lab's writer so that the others queue into one batch
+		s.WriteLab(ctx, "a lab", func(tx *Tx) error { <-release; return tell("first", nil)(tx) })
 	})
-	waitQueued(t, s, 0)
+	waitLabQueued(t, s, "a lab", 0)
 	var want []string
 	for i := range 6 {
 		lab, fail := "ok-"+string(rune('0'+i)), error(nil)
@@ -53,11 +53,11 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 			want = append(want, lab)
 		}
 		wg.Go(func() {
-			if err := s.Write(ctx, tell(lab, fail)); !errors.Is(err, fail) {
+			if err := s.WriteLab(ctx, "a lab", tell(lab, fail)); !errors.Is(err, fail) {
 				t.Errorf("%s: %v, want %v", lab, err, fail)
 			}
 		})
-		waitQueued(t, s, i+1) // in this order
+		waitLabQueued(t, s, "a lab", i+1) // in this order
 	}
 	close(release)
 	wg.Wait()
@@ -82,6 +82,25 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 	}
 	if got := hearUntil(t, conn, "told again"); !slices.Equal(got, []string{"told again"}) {
 		t.Errorf("after the announcing stopped and started again: heard %q, want told again", got)
+	}
+}
+
+// waitLabQueued waits until the lab's writer is busy with n transactions
+// queued behind the one it runs.
+func waitLabQueued(t *testing.T, s *Store, lab string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.pg.mu.Lock()
+		lw := s.pg.labs[lab]
+		s.pg.mu.Unlock()
+		if lw != nil && lw.w.queued(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer of %s is not busy with %d queued", lab, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

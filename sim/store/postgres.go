@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"idemlab/sim/clock"
+	"idemlab/sim/store/schema"
 )
 
 // PostgreSQL: the same store on a database many processes share. The SQL of
@@ -26,23 +27,13 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// The advisory locks of the lab's processes on one database. (Which
-// processes run, and which leads, is not a lock's: a restart of PostgreSQL
-// drops every session's. It is the leases', lease.go.)
-const (
-	// writeLock is taken by every writing transaction of every process,
-	// after the lease step: one writer at a time on the shared ledger, as
-	// on SQLite, so that a lab's numbering (its payments, attempts, emails)
-	// never collides across processes. Each process still commits in
-	// groups.
-	writeLock = 7_347_120_425
-	// migrateLock: processes starting together migrate once.
-	migrateLock = 7_347_120_426
-)
-
-// lockStep takes the write lock, in a writing transaction's first
-// statement after the lease step.
-var lockStep = fmt.Sprintf(`pg_advisory_xact_lock(%d)`, writeLock)
+// Locks of the processes on one database. Which processes run, and which
+// leads, is not a lock's (a restart of PostgreSQL drops every session's):
+// it is the leases' (lease.go). Writes take no lock of the whole database:
+// each writing transaction runs on a connection of its own, and one that
+// numbers a lab's rows (its payments, attempts, deliveries, emails) takes
+// that lab's lock first (WriteLab, pgwrite.go), so that writes to two labs
+// never wait on each other. Migrations take their own (schema).
 
 func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -72,16 +63,16 @@ func (s *Store) startPostgres(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: connect: %w", err)
 	}
-	if err := migratePostgres(ctx, s.w); err != nil {
+	if err := schema.Postgres(ctx, s.w); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.first, "SELECT " + leaseStep + ", " + lockStep},
+		{&s.first, "SELECT " + leaseStep + ", " + labLockStep},
 		{&s.hold, "SELECT " + leaseStep},
-		{&s.lock, "SELECT " + lockStep},
+		{&s.lock, sqlKeyLock},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -93,11 +84,11 @@ func (s *Store) startPostgres(ctx context.Context) error {
 }
 
 // Isolated runs fn in a transaction of its own at the isolation level,
-// outside the writer's group commits, and commits it when fn returns nil;
-// when fn fails or panics, none of its writes remain. Its first statement
-// is the lease step, before the transaction's snapshot could grow old: a
-// process without a current lease runs none. (The write lock comes later,
-// when fn means to write: Tx.Lock.) PostgreSQL only.
+// and commits it when fn returns nil; when fn fails or panics, none of its
+// writes remain. Its first statement is the lease step, before the
+// transaction's snapshot could grow old: a process without a current lease
+// runs none. (fn takes its lab's lock with Tx.LockKey when it means to
+// number a row.) PostgreSQL only.
 func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) error) error {
 	opts := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	if serializable {
@@ -115,12 +106,6 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 		return err
 	}
 	return tx.Commit()
-}
-
-// firstStep is the first statement of the writer's transactions on
-// PostgreSQL: the lease step, then the write lock.
-func (s *Store) firstStep(ctx context.Context, tx *sql.Tx) error {
-	return s.m.hold(ctx, tx, s.first)
 }
 
 // MeasureSkew reads how far the database's clock is from this process's,

@@ -14,6 +14,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"idemlab/sim/store/schema"
 )
 
 // SQLite: one writer connection, so that writing transactions queue in Go
@@ -39,7 +41,7 @@ func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 	}
 	keepOpen(w, 1)
 	s := &Store{w: w, r: w, alone: true, m: m}
-	migrate := migrateSQLite
+	migrate := schema.SQLite
 	if memory {
 		migrate = migrateMemory
 	}

@@ -20,15 +20,17 @@ import (
 
 // Store is the lab's database.
 type Store struct {
-	w  *sql.DB // the writer: one connection on SQLite, the pool on PostgreSQL
-	r  *sql.DB // readers; the writer itself for :memory:
-	tw *writer // runs the writing transactions, committing them in groups
+	w  *sql.DB   // the writer: one connection on SQLite, the pool on PostgreSQL
+	r  *sql.DB   // readers; the writer itself for :memory:
+	tw *writer   // runs the writing transactions, committing them in groups (SQLite)
+	pg *pgWrites // PostgreSQL: its writing transactions, each lab's through a writer of its own
 
 	reads *stmtCache // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
 	// PostgreSQL: the first statements of the writing transactions. first
-	// (the writer's): the lease step and the write lock; hold (Isolated's):
-	// the lease step; lock (Tx.Lock): the write lock.
+	// (a lab's writer's): the lease step and the lab's lock; hold (the
+	// others', Isolated's): the lease step; lock (Tx.LockKey): a key's
+	// (a lab's) lock.
 	first, hold, lock *sql.Stmt
 
 	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
@@ -63,11 +65,12 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.tw = &writer{db: s.w, lock: s.lock}
+	s.tw = &writer{db: s.w, announce: new(atomic.Pointer[announcer])}
 	if s.pool == nil {
 		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
 	} else {
-		s.tw.first = s.firstStep
+		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
+		s.tw.first = s.pg.holdStep
 	}
 	if err := s.tw.prepare(ctx); err != nil {
 		s.Close()
@@ -105,8 +108,24 @@ func (s *Store) Close() error {
 // Write runs fn in a writing transaction and commits it when fn returns
 // nil; when fn fails or panics, none of its writes remain, and when ctx
 // ends before its turn, it does not run. fn works through the Tx it gets:
-// the writer's connection is busy with it meanwhile.
+// on SQLite the one writer's connection is busy with it meanwhile (group
+// commit); on PostgreSQL it runs beside the others, on a connection of its
+// own (pgwrite.go).
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
+	if s.pool != nil {
+		return s.pg.write(ctx, fn)
+	}
+	return s.tw.run(ctx, fn)
+}
+
+// WriteLab is Write for a transaction that numbers the lab's rows (MAX(n)
+// + 1) or must not interleave with another of the lab's: on PostgreSQL it
+// takes the lab's lock first, so that the lab's writes run one at a time
+// while other labs' run beside them. On SQLite it is Write.
+func (s *Store) WriteLab(ctx context.Context, lab string, fn func(*Tx) error) error {
+	if s.pool != nil {
+		return s.pg.lab(ctx, lab, fn)
+	}
 	return s.tw.run(ctx, fn)
 }
 

@@ -15,7 +15,7 @@ import (
 type Tx struct {
 	ctx   context.Context
 	tx    *sql.Tx
-	lock  *sql.Stmt  // PostgreSQL's write lock, for Lock
+	lock  *sql.Stmt  // PostgreSQL's key lock, for LockKey
 	stmts *stmtCache // SQLite: the writer's compiled statements
 	// told is the writer's, when someone listens: what the transaction
 	// tells the other processes (Notify).
@@ -63,13 +63,16 @@ func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
 	return t.Stmt(st).QueryRowContext(t.ctx, args...)
 }
 
-// Lock takes the writers' lock in a transaction of Isolated, before it
-// writes (PostgreSQL): the group commits take it first thing.
-func (t *Tx) Lock() error {
+// LockKey takes the lock of key (a lab's id) until the transaction ends,
+// on PostgreSQL, where writing transactions run side by side: the
+// transactions that number a key's rows take it before they count. On
+// SQLite, whose one writer runs one transaction at a time, there is
+// nothing to take.
+func (t *Tx) LockKey(key string) error {
 	if t.lock == nil {
 		return nil
 	}
-	_, err := t.Stmt(&Stmt{st: t.lock}).ExecContext(t.ctx)
+	_, err := t.Stmt(&Stmt{st: t.lock}).ExecContext(t.ctx, key)
 	return err
 }
 

@@ -58,15 +58,16 @@ type txJob struct {
 type writer struct {
 	db *sql.DB
 	// first runs the first statement of every transaction, on PostgreSQL:
-	// the lease step, then the write lock (Store.firstStep).
+	// the lease step, and in a lab's writer (labWriters) the lab's lock, so
+	// that the lab's writes of every process run one batch at a time.
 	first func(context.Context, *sql.Tx) error
-	lock  *sql.Stmt // PostgreSQL: the write lock, for Tx.Lock
+	lock  *sql.Stmt // PostgreSQL: a key's lock, for Tx.LockKey
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
 	stmts *stmtCache // SQLite: the statements the transactions run, compiled between them
 
-	announce atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes
+	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
 	mu     sync.Mutex
 	queue  []*txJob

@@ -220,18 +220,22 @@ func TestWriterHonoursContextWhileQueued(t *testing.T) {
 
 // waitQueued waits until the writer is busy with a job and n more wait in
 // its queue: the jobs of the test have taken their places.
+// queued reports whether w is busy with n transactions queued.
+func (w *writer) queued(n int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.busy && len(w.queue) == n
+}
+
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.tw.mu.Lock()
-		busy, queued := s.tw.busy, len(s.tw.queue)
-		s.tw.mu.Unlock()
-		if busy && queued == n {
+		if s.tw.queued(n) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the writer: busy %v with %d queued, want busy with %d", busy, queued, n)
+			t.Fatalf("the writer is not busy with %d queued", n)
 		}
 		time.Sleep(time.Millisecond)
 	}

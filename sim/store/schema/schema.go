@@ -1,4 +1,8 @@
-package store
+// Package schema is the lab's database schema: numbered migrations per
+// dialect (SQLite and PostgreSQL), embedded, applied in order and recorded
+// in one version table of the same shape in both; and the way up from the
+// files and databases of the days before the numbers (legacy.go).
+package schema
 
 import (
 	"context"
@@ -94,15 +98,15 @@ func applyPending(ctx context.Context, tx *sql.Tx, dialect string) error {
 	return nil
 }
 
-// numbered is the user_version of a SQLite file whose schema
+// Numbered is the user_version of a SQLite file whose schema
 // schema_migrations records: above every version of the old numbering, so
 // that a program of those days refuses the file instead of "migrating" it.
-const numbered = 100
+const Numbered = 100
 
-// migrateSQLite brings a SQLite file to the newest schema in one
+// SQLite brings a SQLite file to the newest schema in one
 // transaction. A file from before the numbered migrations (PRAGMA
 // user_version 1 to 4) is first brought to their shape (legacy.go).
-func migrateSQLite(ctx context.Context, db *sql.DB) error {
+func SQLite(ctx context.Context, db *sql.DB) error {
 	var version, tables int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return err
@@ -110,7 +114,7 @@ func migrateSQLite(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'labs'`).Scan(&tables); err != nil {
 		return err
 	}
-	if version != numbered && version > legacyLast {
+	if version != Numbered && version > legacyLast {
 		return fmt.Errorf("the database has user_version %d, which no version of this program wrote", version)
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -118,7 +122,7 @@ func migrateSQLite(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	if tables == 1 && version != numbered {
+	if tables == 1 && version != Numbered {
 		if err := fromLegacy(ctx, tx, version); err != nil {
 			return err
 		}
@@ -126,17 +130,17 @@ func migrateSQLite(ctx context.Context, db *sql.DB) error {
 	if err := applyPending(ctx, tx, "sqlite"); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, numbered)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, Numbered)); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// migratePostgres brings a PostgreSQL database to the newest schema in one
+// Postgres brings a PostgreSQL database to the newest schema in one
 // transaction, under a lock, so that processes starting together migrate
 // once. A database from before the numbered migrations is first brought to
 // their shape (legacy.go).
-func migratePostgres(ctx context.Context, db *sql.DB) error {
+func Postgres(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -159,3 +163,7 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	}
 	return tx.Commit()
 }
+
+// migrateLock is the advisory lock under which processes starting together
+// migrate once.
+const migrateLock = 7_347_120_426

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+
+	"idemlab/sim"
+)
+
+// Writing on PostgreSQL. Transactions that number a lab's rows go through
+// that lab's writer (WriteLab): group commits, each taking the lab's lock
+// first, so that the lab's writes run one batch at a time across every
+// process, while other labs' writers run beside it on connections of
+// their own. Other transactions run on their own, side by side (Write):
+// PostgreSQL decides their conflicts (UNIQUE, ON CONFLICT, row locks) and
+// groups their commits' log flushes itself. Every one begins with the
+// lease step (lease.go).
+
+// sqlKeyLock takes a key's advisory lock (a lab's) until the transaction
+// ends; two keys that hash alike only wait on each other, never collide.
+const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+
+// labLockStep takes a lab's lock (?2), in the first statement of the
+// lab's writer's transactions, after the lease step.
+const labLockStep = `pg_advisory_xact_lock(hashtextextended(?2, 0))`
+
+// deadlockRetries is how many times a writing transaction that PostgreSQL
+// chose to break a deadlock with runs again: it rolled back whole.
+const deadlockRetries = 3
+
+// pgWrites are a PostgreSQL store's writing transactions: the labs being
+// written to now have a writer each, which goes when its last transaction
+// is done, so they are as many as the labs written to at once.
+type pgWrites struct {
+	s    *Store
+	mu   sync.Mutex
+	labs map[string]*labWriter
+}
+
+type labWriter struct {
+	w     *writer
+	users int // transactions queued or running
+}
+
+// lab runs fn through the lab's writer.
+func (p *pgWrites) lab(ctx context.Context, lab string, fn func(*Tx) error) error {
+	lw := p.take(lab)
+	defer p.done(lab, lw)
+	return lw.w.run(ctx, fn)
+}
+
+func (p *pgWrites) take(lab string) *labWriter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lw := p.labs[lab]
+	if lw == nil {
+		s := p.s
+		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), lock: s.lock, announce: s.tw.announce,
+			savepoint: s.tw.savepoint, rollbackTo: s.tw.rollbackTo, release: s.tw.release}}
+		p.labs[lab] = lw
+	}
+	lw.users++
+	return lw
+}
+
+func (p *pgWrites) done(lab string, lw *labWriter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lw.users--; lw.users == 0 {
+		delete(p.labs, lab)
+	}
+}
+
+// labStep is the first statement of a lab's writer's transactions: the
+// lease step, then the lab's lock.
+func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error { return p.s.m.hold(ctx, tx, p.s.first, lab) }
+}
+
+// holdStep is the first statement of a writing transaction that numbers
+// nothing: the lease step alone.
+func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx) error {
+	return p.s.m.hold(ctx, tx, p.s.hold)
+}
+
+// write runs fn in a writing transaction of its own, beside the others.
+func (p *pgWrites) write(ctx context.Context, fn func(*Tx) error) error {
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := p.once(ctx, fn)
+		if pgCode(err) != "40P01" || try == deadlockRetries {
+			return err
+		}
+	}
+}
+
+// once is one try of write.
+func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
+	tx, err := p.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := p.holdStep(ctx, tx); err != nil {
+		return err
+	}
+	var told []sim.Event
+	if err := call(fn, &Tx{ctx: ctx, tx: tx, lock: p.s.lock, told: &told}); err != nil {
+		return err
+	}
+	return p.s.tw.announce.Load().commit(ctx, tx, told)
+}
