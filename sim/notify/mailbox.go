@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"idemlab/sim"
@@ -21,7 +22,14 @@ type outbox struct {
 	server   *mail.Server // the lab's own mailbox, when Config.WithMailbox
 	to       mail.Dest    // where emails go: the mailbox (signed in) or Config.SMTP; Addr "" sends none
 	external bool         // Config.SMTP: no mailbox of ours hears them
+
+	mu     sync.Mutex
+	failed map[string]string // emails this process holds whose send failed, by id: their lab; the mailer's next turn sends them again
 }
+
+// maxFailed bounds the emails kept to send again soon; beyond it, an
+// email waits for its claim to run out (claimTime), as after a crash.
+const maxFailed = 10_000
 
 // outboxEmail is an email of the outbox, as its sender needs it.
 type outboxEmail struct {
@@ -46,23 +54,71 @@ func (o *outbox) queueEmail(tx *store.Tx, lab, orderID string, amount, payment i
 const claimTime = 30 * time.Second
 
 // sendEmail claims an email of the outbox that its writer left unsent and
-// sends it: the mailer's sweep. The claim (its time, and this process as
-// its owner) keeps two senders from sending it both.
+// sends it: the mailer's sweep.
 func (o *outbox) sendEmail(ctx context.Context, lab, id string) error {
-	now := o.n.Clock.Now().UnixMilli()
-	em := outboxEmail{lab: lab, id: id}
-	err := o.n.Store.Write(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(`UPDATE email_outbox SET claimed_at = ?1, process = ?5
-WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND claimed_at <= ?4 RETURNING order_id, amount, message_id`,
-			now, lab, id, now-claimTime.Milliseconds(), o.n.Store.Process()).Scan(&em.orderID, &em.amount, &em.message)
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // sent, or being sent
-	}
-	if err != nil {
+	em, ok, err := o.claim(ctx, lab, id, false)
+	if err != nil || !ok {
 		return err
 	}
 	return o.sendClaimed(ctx, em)
+}
+
+// claim claims an unsent email of the outbox for this process: ok is false
+// when it is sent, or another holds it. The claim (its time, and this
+// process as its owner) keeps two senders from sending it both; another
+// sender may take it once it has run out (claimTime). With mine, an email
+// this process still holds is claimed again too.
+func (o *outbox) claim(ctx context.Context, lab, id string, mine bool) (em outboxEmail, ok bool, err error) {
+	now := o.n.Clock.Now().UnixMilli()
+	em = outboxEmail{lab: lab, id: id}
+	held := `claimed_at <= ?4`
+	if mine {
+		held = `(process = ?5 OR claimed_at <= ?4)`
+	}
+	err = o.n.Store.Write(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(`UPDATE email_outbox SET claimed_at = ?1, process = ?5
+WHERE lab_id = ?2 AND id = ?3 AND sent = 0 AND `+held+` RETURNING order_id, amount, message_id`,
+			now, lab, id, now-claimTime.Milliseconds(), o.n.Store.Process()).Scan(&em.orderID, &em.amount, &em.message)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return em, false, nil // sent, or being sent
+	}
+	return em, err == nil, err
+}
+
+// noteFailed keeps an email this process holds, whose send failed, for
+// the mailer's next turn, instead of leaving it until its claim runs out.
+func (o *outbox) noteFailed(em outboxEmail) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed == nil {
+		o.failed = map[string]string{}
+	}
+	if len(o.failed) < maxFailed {
+		o.failed[em.id] = em.lab
+	}
+}
+
+// sendFailed sends again the emails whose send failed here (noteFailed);
+// one whose send fails again is noted again.
+func (o *outbox) sendFailed(ctx context.Context) error {
+	o.mu.Lock()
+	failed := o.failed
+	o.failed = nil
+	o.mu.Unlock()
+	var errs []error
+	for id, lab := range failed {
+		em, ok, err := o.claim(ctx, lab, id, true)
+		if err != nil {
+			o.noteFailed(em) // not claimed again: again next turn
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			o.sendClaimed(ctx, em)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // sendClaimed sends an email of the outbox that the caller holds (it wrote
@@ -89,6 +145,7 @@ func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := mail.Send(sctx, o.to, m); err != nil {
+		o.noteFailed(em)
 		return fmt.Errorf("mail: send %s: %w", em.id, err)
 	}
 	if o.external { // no mailbox of ours hears it: record what was sent
@@ -102,7 +159,8 @@ func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
 // refused.
 func (o *outbox) mailer() {
 	o.n.every(3*time.Second, nil, func() {
-		if err := o.sendUnsent(o.n.ctx); err != nil && o.n.ctx.Err() == nil {
+		err := errors.Join(o.sendFailed(o.n.ctx), o.sendUnsent(o.n.ctx))
+		if err != nil && o.n.ctx.Err() == nil {
 			o.n.Log.Warn("mailer", "err", err)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/smtp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,7 +115,11 @@ func TestMailboxRefusesBadHeaders(t *testing.T) {
 
 // externalServer is another SMTP server, such as a teacher's Mailpit: it
 // asks no sign-in and counts what it gets.
-type externalServer struct{ got chan string }
+type externalServer struct {
+	got     chan string
+	refuse  atomic.Int32 // how many emails to answer 451 (try again later) first
+	refused atomic.Int32
+}
 
 func (e *externalServer) NewSession(*gosmtp.Conn) (gosmtp.Session, error) { return e, nil }
 func (e *externalServer) Mail(string, *gosmtp.MailOptions) error          { return nil }
@@ -123,6 +128,10 @@ func (e *externalServer) Reset()                                          {}
 func (e *externalServer) Logout() error                                   { return nil }
 func (e *externalServer) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
+	if e.refuse.Add(-1) >= 0 {
+		e.refused.Add(1)
+		return &gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+	}
 	e.got <- string(b)
 	return err
 }
@@ -131,6 +140,61 @@ func (e *externalServer) Data(r io.Reader) error {
 // in (the server is the user's, and may know no AUTH), and records what
 // it sent.
 func TestExternalServerGetsNoSignIn(t *testing.T) {
+	ext, h, l := openExternal(t)
+	ctx := context.Background()
+	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ext.got:
+		if !strings.Contains(m, "X-Idemlab-Order: order-42") {
+			t.Errorf("the external server got:\n%s", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the external server got no email")
+	}
+	waitFor(t, "the email recorded", func() bool {
+		mb, err := h.Notify.Mailbox(ctx, l, 10)
+		return err == nil && mb.Count == 1
+	})
+}
+
+// An email the server refused for now (451) is sent again at the
+// mailer's next turn by the process that holds it, not left until its
+// claim runs out (30 s), and it arrives once.
+func TestRefusedEmailIsSentAgainSoon(t *testing.T) {
+	t.Parallel()
+	ext, h, l := openExternal(t)
+	ext.refuse.Store(1)
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-43", Amount: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ext.got:
+		t.Logf("accepted %s after the charge, after %d refusals", time.Since(start).Round(100*time.Millisecond), ext.refused.Load())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("refused %d times, and not accepted within 10 s", ext.refused.Load())
+	}
+	if n := ext.refused.Load(); n != 1 {
+		t.Errorf("refused %d times before it was accepted, want 1", n)
+	}
+	waitFor(t, "the email recorded", func() bool {
+		mb, err := h.Notify.Mailbox(ctx, l, 10)
+		return err == nil && mb.Count == 1
+	})
+	select {
+	case m := <-ext.got:
+		t.Errorf("the email arrived twice; again:\n%s", m)
+	case <-time.After(3500 * time.Millisecond): // past the mailer's next turn
+	}
+}
+
+// openExternal opens the lab's parts sending to another SMTP server, and
+// a private lab whose charges send their email themselves.
+func openExternal(t *testing.T) (*externalServer, *house.House, *labs.Lab) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,19 +224,5 @@ func TestExternalServerGetsNoSignIn(t *testing.T) {
 	if _, err := h.Labs.UpdateSettings(ctx, l, sim.SettingsPatch{Notify: &direct}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case m := <-ext.got:
-		if !strings.Contains(m, "X-Idemlab-Order: order-42") {
-			t.Errorf("the external server got:\n%s", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the external server got no email")
-	}
-	waitFor(t, "the email recorded", func() bool {
-		mb, err := h.Notify.Mailbox(ctx, l, 10)
-		return err == nil && mb.Count == 1
-	})
+	return ext, h, l
 }

@@ -88,13 +88,9 @@ func (q *queue) publishPending(ctx context.Context) error {
 		if m.Fate == sim.DeliveryDuplicatePublish {
 			copies = 2
 		}
-		id := ""
-		if m.MsgDedup {
-			id = m.ID
-		}
 		data, _ := json.Marshal(m)
-		for range copies {
-			if _, _, err := q.broker.Publish(ctx, m.Lab, data, id); err != nil {
+		for c := range copies {
+			if _, _, err := q.broker.Publish(ctx, m.Lab, data, copyID(m, c)); err != nil {
 				q.markPublished(ctx, done)
 				return fmt.Errorf("publish %s: %w", m.ID, err)
 			}
@@ -102,6 +98,20 @@ func (q *queue) publishPending(ctx context.Context) error {
 		done = append(done, published{m.Lab, m.ID, copies})
 	}
 	return q.markPublished(ctx, done)
+}
+
+// copyID is the Nats-Msg-Id of copy c of m. With the lab's publisher
+// deduplication (msg_dedup) every copy carries the message's id, and the
+// broker keeps the first. Without it each copy carries one of its own: the
+// fate's second copy (the producer's retry) reaches the consumer, while
+// the relay's own publishing again of a copy it published, when the
+// database did not take its record of that (an outage), is dropped by the
+// broker, as it is in a relay made to survive its database.
+func copyID(m message, c int) string {
+	if m.MsgDedup {
+		return m.ID
+	}
+	return fmt.Sprintf("%s#%d", m.ID, c+1)
 }
 
 // pending reads the oldest messages not yet published.

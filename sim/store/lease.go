@@ -126,19 +126,49 @@ func (m *member) holds() bool {
 	return m.clock.Now().Before(m.until)
 }
 
-// hold runs a writing transaction's first statement, st, which begins
-// with the lease step (its first argument, this process; more are the
-// rest of st's, such as a lab to lock): refused at once when this process knows its lease
-// lost, and by the database when it is not current there.
-func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, more ...any) error {
+// hold runs a writing transaction's first statement, st: the
+// transaction's id (txStep), then the lease step (its first argument,
+// this process; more are the rest of st's, such as a lab to lock). It is
+// refused at once when this process knows its lease lost, and by the
+// database when it is not current there. It returns the transaction's id,
+// by which a COMMIT whose answer was lost is settled (Store.settle).
+func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, more ...any) (xid int64, err error) {
 	if !m.holds() {
-		return ErrLeaseLost
+		return 0, ErrLeaseLost
 	}
-	_, err := tx.StmtContext(ctx, st).ExecContext(ctx, append([]any{m.id}, more...)...)
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, append([]any{m.id}, more...)...)
+	if err == nil {
+		err = scanFirst(rows, &xid)
+	}
 	if pgCode(err) == leaseLostCode {
-		return fmt.Errorf("%w: %w", ErrLeaseLost, err)
+		return 0, fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}
-	return err
+	return xid, err
+}
+
+// scanFirst reads the first column of a first statement's one row into
+// xid; the other columns (the steps' own results) are dropped.
+func scanFirst(rows *sql.Rows, xid *int64) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	dst := make([]any, len(cols))
+	dst[0] = xid
+	for i := 1; i < len(dst); i++ {
+		dst[i] = new(any)
+	}
+	if err := rows.Scan(dst...); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
 // renewed notes a lease renewed (or taken) by a statement sent at sent.

@@ -56,7 +56,7 @@ func (p *pgWrites) take(lab string) *labWriter {
 	lw := p.labs[lab]
 	if lw == nil {
 		s := p.s
-		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), lock: s.lock, announce: s.tw.announce,
+		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: s.settle, lock: s.lock, announce: s.tw.announce,
 			savepoint: s.tw.savepoint, rollbackTo: s.tw.rollbackTo, release: s.tw.release}}
 		p.labs[lab] = lw
 	}
@@ -74,13 +74,13 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 
 // labStep is the first statement of a lab's writer's transactions: the
 // lease step, then the lab's lock.
-func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx) error {
-	return func(ctx context.Context, tx *sql.Tx) error { return p.s.m.hold(ctx, tx, p.s.first, lab) }
+func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx) (int64, error) {
+	return func(ctx context.Context, tx *sql.Tx) (int64, error) { return p.s.m.hold(ctx, tx, p.s.first, lab) }
 }
 
 // holdStep is the first statement of a writing transaction that numbers
 // nothing: the lease step alone.
-func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx) error {
+func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx) (int64, error) {
 	return p.s.m.hold(ctx, tx, p.s.hold)
 }
 
@@ -108,12 +108,13 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 			tx.Rollback()
 		}
 	}()
-	if err := p.holdStep(ctx, tx); err != nil {
+	xid, err := p.holdStep(ctx, tx)
+	if err != nil {
 		return err
 	}
 	var told []sim.Event
 	if err := call(fn, &Tx{ctx: ctx, tx: tx, lock: p.s.lock, told: &told}); err != nil {
 		return err
 	}
-	return p.s.tw.announce.Load().commit(ctx, tx, told)
+	return p.s.settle(xid, p.s.tw.announce.Load().commit(ctx, tx, told))
 }

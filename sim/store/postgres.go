@@ -70,8 +70,8 @@ func (s *Store) startPostgres(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.first, "SELECT " + leaseStep + ", " + labLockStep},
-		{&s.hold, "SELECT " + leaseStep},
+		{&s.first, "SELECT " + txStep + ", " + leaseStep + ", " + labLockStep + "::text"},
+		{&s.hold, "SELECT " + txStep + ", " + leaseStep},
 		{&s.lock, sqlKeyLock},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.sql)
@@ -99,13 +99,14 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 		return err
 	}
 	defer tx.Rollback() // after a commit, a no-op
-	if err := s.m.hold(ctx, tx, s.hold); err != nil {
+	xid, err := s.m.hold(ctx, tx, s.hold)
+	if err != nil {
 		return err
 	}
 	if err := fn(&Tx{ctx: ctx, tx: tx, lock: s.lock}); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return s.settle(xid, tx.Commit())
 }
 
 // MeasureSkew reads how far the database's clock is from this process's,

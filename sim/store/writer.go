@@ -60,8 +60,11 @@ type writer struct {
 	// first runs the first statement of every transaction, on PostgreSQL:
 	// the lease step, and in a lab's writer (labWriters) the lab's lock, so
 	// that the lab's writes of every process run one batch at a time.
-	first func(context.Context, *sql.Tx) error
-	lock  *sql.Stmt // PostgreSQL: a key's lock, for Tx.LockKey
+	// It returns the transaction's id, by which settle (PostgreSQL) learns
+	// whether a COMMIT whose answer was lost committed.
+	first  func(context.Context, *sql.Tx) (int64, error)
+	settle func(xid int64, err error) error
+	lock   *sql.Stmt // PostgreSQL: a key's lock, for Tx.LockKey
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
@@ -185,8 +188,9 @@ func (w *writer) commit(batch []*txJob) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
 	tx, err := w.db.BeginTx(ctx, nil)
+	var xid int64
 	if err == nil && w.first != nil {
-		if err = w.first(ctx, tx); err != nil {
+		if xid, err = w.first(ctx, tx); err != nil {
 			tx.Rollback()
 		}
 	}
@@ -236,7 +240,11 @@ func (w *writer) commit(batch []*txJob) []error {
 		errs[0] = errors.Join(errs[0], tx.Rollback())
 		return errs
 	}
-	if err := an.commit(ctx, tx, told); err != nil {
+	err = an.commit(ctx, tx, told)
+	if w.settle != nil {
+		err = w.settle(xid, err)
+	}
+	if err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"idemlab/sim/pgtest"
+)
+
+// TestCommitWhoseAnswerIsLost cuts the connection after the server has
+// the COMMIT and before its answer reaches the store: the write must be
+// known as done (nil), not reported failed, and it is in the database
+// once. Then the same cut on a transaction the database refuses at
+// COMMIT (a deferred constraint) must stay a failure.
+func TestCommitWhoseAnswerIsLost(t *testing.T) {
+	dsn := pgtest.Database(t)
+	db := admin(t, dsn)
+	if _, err := db.Exec(`CREATE TABLE probe (id INT PRIMARY KEY,
+		other INT UNIQUE DEFERRABLE INITIALLY DEFERRED)`); err != nil {
+		t.Fatal(err)
+	}
+	p := newCutProxy(t, dsn)
+	s := openMember(t, p.url, nil)
+	ctx := context.Background()
+
+	for name, write := range map[string]func(func(*Tx) error) error{
+		"Write":    func(fn func(*Tx) error) error { return s.Write(ctx, fn) },
+		"WriteLab": func(fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-a", fn) },
+		"Isolated": func(fn func(*Tx) error) error { return s.Isolated(ctx, true, fn) },
+	} {
+		id := len(name)*10 + int(name[0])
+		cuts := p.arm()
+		err := write(func(tx *Tx) error {
+			_, err := tx.Exec(`INSERT INTO probe (id) VALUES (?)`, id)
+			return err
+		})
+		if p.cuts() != cuts+1 {
+			t.Fatalf("%s: the proxy cut no COMMIT; the test proves nothing", name)
+		}
+		if err != nil {
+			t.Errorf("%s: a COMMIT that committed, its answer lost, returned %v; want nil", name, err)
+		}
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM probe WHERE id = $1`, id).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d rows (%v), want 1", name, n, err)
+		}
+	}
+
+	if _, err := db.Exec(`INSERT INTO probe (id, other) VALUES (1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	cuts := p.arm()
+	err := s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(`INSERT INTO probe (id, other) VALUES (2, 1)`)
+		return err
+	})
+	if p.cuts() != cuts+1 {
+		t.Fatal("the proxy cut no COMMIT")
+	}
+	if err == nil {
+		t.Error("a COMMIT the database refused, its answer lost, returned nil")
+	}
+	var n int
+	db.QueryRow(`SELECT count(*) FROM probe WHERE id = 2`).Scan(&n)
+	if n != 0 {
+		t.Errorf("the refused transaction's row is there %d times", n)
+	}
+}
+
+// cutProxy passes a PostgreSQL connection through, and once armed cuts
+// the next connection that sends a COMMIT: the COMMIT reaches the server,
+// which has time to do it, and nothing it answers reaches the client.
+type cutProxy struct {
+	url   string
+	armed atomic.Bool
+	n     atomic.Int64
+}
+
+func newCutProxy(t *testing.T, dsn string) *cutProxy {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	target := u.Host
+	u.Host = ln.Addr().String()
+	p := &cutProxy{url: u.String()}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { p.serve(c, target) })
+		}
+	})
+	return p
+}
+
+func (p *cutProxy) arm() int64  { p.armed.Store(true); return p.n.Load() }
+func (p *cutProxy) cuts() int64 { return p.n.Load() }
+func (p *cutProxy) serve(c net.Conn, target string) {
+	defer c.Close()
+	s, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	var cut atomic.Bool
+	go func() { // the server's answers, until the cut
+		defer c.Close() // the server closed: so does the client's side
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := s.Read(buf)
+			if n > 0 && !cut.Load() {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			commit := bytes.Contains(bytes.ToLower(buf[:n]), []byte("commit"))
+			if commit && p.armed.CompareAndSwap(true, false) {
+				cut.Store(true)
+				s.Write(buf[:n])
+				time.Sleep(200 * time.Millisecond) // the server commits, and answers into the void
+				p.n.Add(1)
+				return
+			}
+			if _, werr := s.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
