@@ -56,7 +56,7 @@ func (p *pgWrites) take(lab string) *labWriter {
 	lw := p.labs[lab]
 	if lw == nil {
 		s := p.s
-		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: s.settle, lock: s.lock, announce: s.tw.announce,
+		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: p.settle, lock: s.lock, announce: s.tw.announce,
 			savepoint: s.tw.savepoint, rollbackTo: s.tw.rollbackTo, release: s.tw.release}}
 		p.labs[lab] = lw
 	}
@@ -116,5 +116,5 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err := call(fn, &Tx{ctx: ctx, tx: tx, lock: p.s.lock, told: &told}); err != nil {
 		return err
 	}
-	return p.s.settle(xid, p.s.tw.announce.Load().commit(ctx, tx, told))
+	return p.settle(xid, p.s.tw.announce.Load().commit(ctx, tx, told))
 }

@@ -106,7 +106,7 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 	if err := fn(&Tx{ctx: ctx, tx: tx, lock: s.lock}); err != nil {
 		return err
 	}
-	return s.settle(xid, tx.Commit())
+	return s.pg.settle(xid, tx.Commit())
 }
 
 // MeasureSkew reads how far the database's clock is from this process's,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A COMMIT's answer can be lost after the commit was made durable: the
@@ -29,7 +31,9 @@ const settleWait = 15 * time.Second
 // settle is the outcome of the COMMIT of transaction xid that returned
 // err: nil when the transaction committed after all, err when it did not
 // or when that could not be learned within settleWait.
-func (s *Store) settle(xid int64, err error) error {
+func (p *pgWrites) settle(xid int64, err error) error { return settle(p.s.pool, xid, err) }
+
+func settle(pool *pgxpool.Pool, xid int64, err error) error {
 	if err == nil || xid == 0 || refused(err) {
 		return err
 	}
@@ -37,7 +41,7 @@ func (s *Store) settle(xid int64, err error) error {
 	defer cancel()
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		var status sql.NullString
-		qerr := s.pool.QueryRow(ctx, `SELECT txid_status($1)`, xid).Scan(&status)
+		qerr := pool.QueryRow(ctx, `SELECT txid_status($1)`, xid).Scan(&status)
 		switch {
 		case qerr == nil && status.String == "committed":
 			return nil
@@ -59,4 +63,29 @@ func (s *Store) settle(xid int64, err error) error {
 func refused(err error) bool {
 	c := pgCode(err)
 	return errors.Is(err, sql.ErrTxDone) || c != "" && !strings.HasPrefix(c, "57") && !strings.HasPrefix(c, "08")
+}
+
+// scanFirst reads the first column of a first statement's one row into
+// xid; the other columns (the steps' own results) are dropped.
+func scanFirst(rows *sql.Rows, xid *int64) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	dst := make([]any, len(cols))
+	dst[0] = xid
+	for i := 1; i < len(dst); i++ {
+		dst[i] = new(any)
+	}
+	if err := rows.Scan(dst...); err != nil {
+		return err
+	}
+	return rows.Close()
 }

@@ -70,7 +70,7 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
 	} else {
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
-		s.tw.first, s.tw.settle = s.pg.holdStep, s.settle
+		s.tw.first, s.tw.settle = s.pg.holdStep, s.pg.settle
 	}
 	if err := s.tw.prepare(ctx); err != nil {
 		s.Close()
