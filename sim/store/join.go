@@ -105,7 +105,7 @@ func (s *Store) Join(ctx context.Context, parts []string) error {
 	seen := map[string]int64{}
 	deadline := m.clock.Now().Add(2*m.lease + m.lease/3)
 	for waited := false; ; waited = true {
-		crowd, peers, err := m.take(ctx, s.pool, mine, true)
+		crowd, peers, err := m.take(ctx, s.mpool, mine, true)
 		if err != nil {
 			return fmt.Errorf("store: join: %w", err)
 		}

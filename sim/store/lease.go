@@ -235,7 +235,7 @@ func (m *member) keep(ctx context.Context, s *Store, t clock.Ticker) {
 		case <-t.C():
 		}
 		rctx, cancel := context.WithTimeout(ctx, m.lease) // answered late, it still renews
-		dead, err := m.renew(rctx, s.pool)
+		dead, err := m.renew(rctx, s.mpool)
 		if err == nil && dead {
 			err = s.MendDead(rctx)
 			if err != nil && ctx.Err() == nil {
@@ -249,9 +249,9 @@ func (m *member) keep(ctx context.Context, s *Store, t clock.Ticker) {
 // start takes the lease (Open), renews it at once to learn whether this
 // process leads, and starts keeping it.
 func (m *member) start(ctx context.Context, s *Store) (alone bool, err error) {
-	_, peers, err := m.take(ctx, s.pool, "", false)
+	_, peers, err := m.take(ctx, s.mpool, "", false)
 	if err == nil {
-		_, err = m.renew(ctx, s.pool)
+		_, err = m.renew(ctx, s.mpool)
 	}
 	if err != nil {
 		return false, fmt.Errorf("store: take a lease: %w", err)

@@ -99,7 +99,7 @@ func (p *pgWrites) write(ctx context.Context, fn func(*Tx) error) error {
 
 // once is one try of write.
 func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
-	tx, err := p.s.w.BeginTx(ctx, nil)
+	tx, xid, err := begin(ctx, p.s.w, nil, p.holdStep)
 	if err != nil {
 		return err
 	}
@@ -108,13 +108,38 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 			tx.Rollback()
 		}
 	}()
-	xid, err := p.holdStep(ctx, tx)
-	if err != nil {
-		return err
-	}
 	var told []sim.Event
 	if err := call(fn, &Tx{ctx: ctx, tx: tx, lock: p.s.lock, told: &told}); err != nil {
 		return err
 	}
 	return p.settle(xid, p.s.tw.announce.Load().commit(ctx, tx, told))
+}
+
+// staleTries is how many times a writing transaction begins, on another
+// connection each time, when its first statement finds the connection
+// ended: more than the pool keeps idle (openPostgres), so that a pool
+// whose every connection a restart ended still writes.
+const staleTries = 10
+
+// begin begins a writing transaction and runs its first statement (first;
+// nil for none) and returns the transaction's id from it. A connection
+// the database ended while it lay in the pool (a restart) fails at its
+// first use; nothing of the transaction has run then, so it begins again
+// on another.
+func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first func(context.Context, *sql.Tx) (int64, error)) (*sql.Tx, int64, error) {
+	for try := 1; ; try++ {
+		tx, err := db.BeginTx(ctx, opts)
+		var xid int64
+		if err == nil && first != nil {
+			if xid, err = first(ctx, tx); err != nil {
+				tx.Rollback()
+			}
+		}
+		if err == nil {
+			return tx, xid, nil
+		}
+		if try == staleTries || ctx.Err() != nil || !IsUnavailable(err) || IsLeaseLost(err) {
+			return nil, 0, err
+		}
+	}
 }

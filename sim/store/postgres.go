@@ -45,13 +45,24 @@ func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
+	// The lease's renewals must not wait for a connection behind a storm
+	// of writes (which the lease licenses): they have connections of their
+	// own, as the settling of a COMMIT whose answer was lost has.
+	mcfg := cfg.Copy()
+	mcfg.MaxConns, mcfg.MinConns = 2, 0
+	mpool, err := pgxpool.NewWithConfig(ctx, mcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
 	db := sql.OpenDB(rebinder{stdlib.GetPoolConnector(pool)})
 	db.SetMaxOpenConns(int(cfg.MaxConns))
 	db.SetMaxIdleConns(int(cfg.MaxConns))
-	s := &Store{w: db, r: db, pool: pool, m: m}
+	s := &Store{w: db, r: db, pool: pool, mpool: mpool, m: m}
 	if err := s.startPostgres(ctx); err != nil {
 		db.Close()
 		pool.Close()
+		mpool.Close()
 		return nil, err
 	}
 	return s, nil
@@ -94,15 +105,11 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 	if serializable {
 		opts.Isolation = sql.LevelSerializable
 	}
-	tx, err := s.w.BeginTx(ctx, opts)
+	tx, xid, err := begin(ctx, s.w, opts, s.pg.holdStep)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() // after a commit, a no-op
-	xid, err := s.m.hold(ctx, tx, s.hold)
-	if err != nil {
-		return err
-	}
 	if err := fn(&Tx{ctx: ctx, tx: tx, lock: s.lock}); err != nil {
 		return err
 	}
@@ -118,7 +125,7 @@ func (s *Store) MeasureSkew(ctx context.Context, now func() time.Time) error {
 	}
 	var db int64
 	t0 := now()
-	if err := s.pool.QueryRow(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&db); err != nil {
+	if err := s.mpool.QueryRow(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&db); err != nil {
 		return fmt.Errorf("store: read the database's clock: %w", err)
 	}
 	t1 := now()

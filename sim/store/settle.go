@@ -31,7 +31,7 @@ const settleWait = 15 * time.Second
 // settle is the outcome of the COMMIT of transaction xid that returned
 // err: nil when the transaction committed after all, err when it did not
 // or when that could not be learned within settleWait.
-func (p *pgWrites) settle(xid int64, err error) error { return settle(p.s.pool, xid, err) }
+func (p *pgWrites) settle(xid int64, err error) error { return settle(p.s.mpool, xid, err) }
 
 func settle(pool *pgxpool.Pool, xid int64, err error) error {
 	if err == nil || xid == 0 || refused(err) {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"sync"
@@ -152,6 +153,52 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// A restart of PostgreSQL ends every session, the pool's idle
+// connections among them; each fails at its first use. Writes just after
+// it still succeed: nothing of a transaction has run when its first
+// statement meets an ended connection, so it begins again on another.
+func TestWritesAfterEverySessionEnded(t *testing.T) {
+	dsn := pgtest.Database(t)
+	db := admin(t, dsn)
+	if _, err := db.Exec(`CREATE TABLE probe (id INT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	s := openMember(t, dsn, nil)
+	ctx := context.Background()
+	var id atomic.Int64
+	insert := func(tx *Tx) error {
+		_, err := tx.Exec(`INSERT INTO probe (id) VALUES (?)`, id.Add(1))
+		return err
+	}
+	fill := func() { // every connection of the pool in use at once, then idle
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				if err := s.WriteLab(ctx, fmt.Sprint("lab-", i%8), func(tx *Tx) error {
+					time.Sleep(50 * time.Millisecond)
+					return insert(tx)
+				}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for round := range 3 {
+		fill()
+		endSessions(t, db)
+		for name, write := range map[string]func() error{
+			"Write":    func() error { return s.Write(ctx, insert) },
+			"WriteLab": func() error { return s.WriteLab(ctx, "lab-0", insert) },
+			"Isolated": func() error { return s.Isolated(ctx, false, insert) },
+		} {
+			if err := write(); err != nil {
+				t.Errorf("round %d: %s just after every session ended: %v", round, name, err)
+			}
 		}
 	}
 }

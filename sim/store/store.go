@@ -34,6 +34,7 @@ type Store struct {
 	first, hold, lock *sql.Stmt
 
 	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
+	mpool *pgxpool.Pool // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
 	m     *member       // this process among those on the database
 	alone bool          // no other process ran on the database at the start (always, on SQLite)
 	skew  atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
@@ -101,6 +102,7 @@ func (s *Store) Close() error {
 	}
 	if s.pool != nil {
 		s.pool.Close()
+		s.mpool.Close()
 	}
 	return err
 }

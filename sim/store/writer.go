@@ -187,13 +187,7 @@ func (w *writer) close() {
 func (w *writer) commit(batch []*txJob) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
-	tx, err := w.db.BeginTx(ctx, nil)
-	var xid int64
-	if err == nil && w.first != nil {
-		if xid, err = w.first(ctx, tx); err != nil {
-			tx.Rollback()
-		}
-	}
+	tx, xid, err := begin(ctx, w.db, nil, w.first)
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
