@@ -3,7 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"io"
+	"net"
+	"strings"
 	"sync"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/sim"
 )
@@ -122,7 +129,7 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 const staleTries = 10
 
 // begin begins a writing transaction and runs its first statement (first;
-// nil for none) and returns the transaction's id from it. A connection
+// nil for none, SQLite's) and returns the transaction's id from it. A connection
 // the database ended while it lay in the pool (a restart) fails at its
 // first use; nothing of the transaction has run then, so it begins again
 // on another.
@@ -138,8 +145,24 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first func(cont
 		if err == nil {
 			return tx, xid, nil
 		}
-		if try == staleTries || ctx.Err() != nil || !IsUnavailable(err) || IsLeaseLost(err) {
+		if try == staleTries || ctx.Err() != nil || first == nil || !ended(err) {
 			return nil, 0, err
 		}
 	}
+}
+
+// ended reports whether err is a PostgreSQL connection that the server
+// ended (a restart, an administrator) or that broke, rather than the
+// database refusing what was asked, or not answering at all.
+func ended(err error) bool {
+	switch pgCode(err) {
+	case "57P01", "57P02": // admin_shutdown, crash_shutdown
+		return true
+	case "":
+		var ce *pgconn.ConnectError
+		return !errors.As(err, &ce) && !pgconn.Timeout(err) && (errors.Is(err, io.EOF) ||
+			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+			errors.Is(err, syscall.EPIPE) || strings.Contains(err.Error(), "conn closed"))
+	}
+	return false
 }
