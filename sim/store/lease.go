@@ -136,10 +136,8 @@ func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, more ...any
 	if !m.holds() {
 		return 0, ErrLeaseLost
 	}
-	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, append([]any{m.id}, more...)...)
-	if err == nil {
-		err = scanFirst(rows, &xid)
-	}
+	var steps any // the steps' own results, as one row value
+	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, append([]any{m.id}, more...)...).Scan(&xid, &steps)
 	if pgCode(err) == leaseLostCode {
 		return 0, fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}

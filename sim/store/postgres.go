@@ -81,7 +81,7 @@ func (s *Store) startPostgres(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.first, "SELECT " + txStep + ", " + leaseStep + ", " + labLockStep + "::text"},
+		{&s.first, "SELECT " + txStep + ", (" + leaseStep + ", " + labLockStep + "::text)"},
 		{&s.hold, "SELECT " + txStep + ", " + leaseStep},
 		{&s.lock, sqlKeyLock},
 	} {

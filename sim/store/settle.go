@@ -64,28 +64,3 @@ func refused(err error) bool {
 	c := pgCode(err)
 	return errors.Is(err, sql.ErrTxDone) || c != "" && !strings.HasPrefix(c, "57") && !strings.HasPrefix(c, "08")
 }
-
-// scanFirst reads the first column of a first statement's one row into
-// xid; the other columns (the steps' own results) are dropped.
-func scanFirst(rows *sql.Rows, xid *int64) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return sql.ErrNoRows
-	}
-	dst := make([]any, len(cols))
-	dst[0] = xid
-	for i := 1; i < len(dst); i++ {
-		dst[i] = new(any)
-	}
-	if err := rows.Scan(dst...); err != nil {
-		return err
-	}
-	return rows.Close()
-}
