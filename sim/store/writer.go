@@ -132,7 +132,13 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	w.queue = w.queue[n:]
 	w.mu.Unlock()
 
-	errs := w.commit(batch)
+	// On PostgreSQL, where each statement is a round trip, a batch first
+	// runs without a savepoint around each job; if one fails, all of it
+	// rolls back and runs again with them.
+	errs := w.commit(batch, w.first == nil)
+	if errs == nil {
+		errs = w.commit(batch, true)
+	}
 	// The connection is the leader's until it hands over: the statements
 	// this batch met are compiled now, for the batches to come.
 	w.stmts.prepareWanted(context.Background())
@@ -183,8 +189,9 @@ func (w *writer) close() {
 	w.closed = true
 }
 
-// commit runs the batch in one transaction and returns each job's result.
-func (w *writer) commit(batch []*txJob) []error {
+// commit runs the batch in one transaction and returns each job's result;
+// without savepoints, nil when a job failed (the batch rolled back).
+func (w *writer) commit(batch []*txJob, savepoints bool) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
 	tx, xid, err := begin(ctx, w.db, nil, w.first)
@@ -207,10 +214,14 @@ func (w *writer) commit(batch []*txJob) []error {
 		if an != nil {
 			t.told = &mine
 		}
-		if len(batch) == 1 {
+		if len(batch) == 1 || !savepoints {
 			errs[i] = call(j.fn, t)
 		} else {
 			errs[i] = w.inSavepoint(ctx, t, j.fn)
+		}
+		if errs[i] != nil && len(batch) > 1 && !savepoints {
+			tx.Rollback()
+			return nil
 		}
 		var pe *PanicError
 		if errors.As(errs[i], &pe) {

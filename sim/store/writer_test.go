@@ -7,11 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"idemlab/sim/pgtest"
 )
 
 // Transactions that share a group commit stay independent: a failing one
 // leaves nothing behind, the others all commit, and a UNIQUE conflict between
 // two of them is seen as between serial transactions.
+// On PostgreSQL the batch is a lab's, and runs first without savepoints.
 func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, ":memory:")
@@ -19,18 +22,41 @@ func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	keptApart(t, s, s.Write, func(n int) bool { return s.tw.queued(n) })
+}
+
+func TestLabBatchKeepsTransactionsApart(t *testing.T) {
+	s := openMember(t, pgtest.Database(t), nil)
+	write := func(ctx context.Context, fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-a", fn) }
+	keptApart(t, s, write, func(n int) bool {
+		s.pg.mu.Lock()
+		lw := s.pg.labs["lab-a"]
+		s.pg.mu.Unlock()
+		return lw != nil && lw.w.queued(n)
+	})
+}
+
+func keptApart(t *testing.T, s *Store, write func(context.Context, func(*Tx) error) error, queued func(int) bool) {
+	ctx := context.Background()
 	insert := testTable(t, s)
+	waitQueued := func(t *testing.T, _ *Store, n int) {
+		for deadline := time.Now().Add(5 * time.Second); !queued(n); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the writer is not busy with %d queued", n)
+			}
+		}
+	}
 	failure := errors.New("job failed after writing")
 	release := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { // holds the writer so that the others queue into one batch
-		s.Write(ctx, func(tx *Tx) error { <-release; return insert(tx, "first", nil) })
+		write(ctx, func(tx *Tx) error { <-release; return insert(tx, "first", nil) })
 	})
 	waitQueued(t, s, 0)
 	errs := make([]error, 20)
 	for i := range errs {
 		wg.Go(func() {
-			errs[i] = s.Write(ctx, func(tx *Tx) error {
+			errs[i] = write(ctx, func(tx *Tx) error {
 				switch {
 				case i%5 == 0:
 					if err := insert(tx, "doomed", nil); err != nil {
