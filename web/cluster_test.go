@@ -190,3 +190,27 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A reset that another process hears late lets go of that process's
+// memory only: the process that reset the lab emptied the shared Redis
+// itself. Emptying it again would drop the keys taken since, and a retry
+// of one would charge a second time.
+func TestResetHeardLateKeepsNewKeys(t *testing.T) {
+	t.Parallel()
+	a, b := twoProcesses(t, withRealRedis(t))
+	lab := a.newLab(`{"protection":"set-nx"}`)
+	id := strings.TrimPrefix(lab, "/api/v1/labs/")
+	a.must(http.StatusNoContent, "POST", lab+"/reset", "")
+	if r := a.charge(lab, order42, "after-reset"); r.Status != http.StatusCreated {
+		t.Fatalf("a charge after the reset: %d %s", r.Status, r.Body)
+	}
+	// B hears the reset only now, after the charge: as a cut listener or a
+	// busy one would.
+	b.House.Labs.Heard(t.Context(), sim.Event{Lab: id, Kind: sim.EventReset})
+	if r := a.charge(lab, order42, "after-reset"); r.Status != http.StatusOK {
+		t.Errorf("the retry after B heard the reset: %d %s; want 200 duplicate", r.Status, r.Body)
+	}
+	if l := a.ledger(lab); l.Count != 1 {
+		t.Errorf("%d payments; want 1", l.Count)
+	}
+}

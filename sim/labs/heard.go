@@ -17,8 +17,12 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 	case sim.EventSettings, sim.EventLesson, sim.EventClock:
 		r.Reload(ctx, ev.Lab)
 	case sim.EventReset:
+		// The process that reset the lab emptied what lives outside the
+		// database (shared Redis keys) itself. Heard here, maybe late,
+		// only this process's memory goes: emptying them again would drop
+		// keys taken since.
 		r.Reload(ctx, ev.Lab)
-		r.closeRooms(ctx, ev.Lab, Emptied)
+		r.closeRooms(ctx, ev.Lab, Stale)
 	case sim.EventGone:
 		r.Drop(ctx, ev.Lab)
 	case sim.EventStartOver:
