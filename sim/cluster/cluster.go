@@ -130,7 +130,7 @@ func (c *Cluster) spawn(f func()) {
 // what the other processes keep stale. The sender leaves them out.
 func toldInTx(k sim.EventKind) bool {
 	switch k {
-	case sim.EventReset, sim.EventSettings, sim.EventClock:
+	case sim.EventReset, sim.EventSettings, sim.EventClock, sim.EventGone:
 		return true
 	}
 	return false

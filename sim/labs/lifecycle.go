@@ -124,12 +124,19 @@ func (r *Registry) Delete(ctx context.Context, id string) error {
 // Remove takes the lab out of use at once (it answers 404 from then on),
 // then deletes its rows a chunk at a time, then the lab.
 func (r *Registry) Remove(ctx context.Context, id string) error {
-	res, err := r.store.Exec(ctx, `UPDATE labs SET kind = ? WHERE id = ? AND kind <> ?`, kindDoomed, id, KindDemo)
+	err := r.store.Write(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(`UPDATE labs SET kind = ? WHERE id = ? AND kind <> ?`, kindDoomed, id, KindDemo)
+		if err != nil {
+			return fmt.Errorf("labs: remove %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return sim.NoLab(id) // removed meanwhile by another request
+		}
+		tx.Notify(sim.Event{Lab: id, Kind: sim.EventGone}) // heard by the others if, and only if, it is gone
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("labs: remove %s: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return sim.NoLab(id) // removed meanwhile by another request
+		return err
 	}
 	r.Drop(ctx, id)
 	r.bus.Publish(sim.Event{Lab: id, Kind: sim.EventGone})
