@@ -106,19 +106,20 @@ func (o *outbox) sendFailed(ctx context.Context) error {
 	failed := o.failed
 	o.failed = nil
 	o.mu.Unlock()
-	var errs []error
+	var err error
 	for id, lab := range failed {
-		em, ok, err := o.claim(ctx, lab, id, true)
-		if err != nil {
-			o.noteFailed(em) // not claimed again: again next turn
-			errs = append(errs, err)
-			continue
+		em, ok := outboxEmail{lab: lab, id: id}, false
+		if err == nil {
+			em, ok, err = o.claim(ctx, lab, id, true)
 		}
-		if ok {
+		switch {
+		case err != nil:
+			o.noteFailed(em) // not claimed again (the database does not answer): next turn
+		case ok:
 			o.sendClaimed(ctx, em)
 		}
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // sendClaimed sends an email of the outbox that the caller holds (it wrote
