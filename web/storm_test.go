@@ -50,8 +50,11 @@ func stormOver(t *testing.T, servers []*testServer, lab string, n int, key strin
 				t.Errorf("request: %v", err)
 				return
 			}
-			io.Copy(io.Discard, resp.Body)
+			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if resp.StatusCode >= 500 && statuses[resp.StatusCode] == 0 { // the first of each, to say why
+				t.Logf("a %d: %.300s", resp.StatusCode, b)
+			}
 			statuses[resp.StatusCode]++
 		})
 	}

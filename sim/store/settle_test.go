@@ -64,8 +64,8 @@ func TestCommitWhoseAnswerIsLost(t *testing.T) {
 	if p.cuts() != cuts+1 {
 		t.Fatal("the proxy cut no COMMIT")
 	}
-	if err == nil {
-		t.Error("a COMMIT the database refused, its answer lost, returned nil")
+	if err == nil || !IsAnswered(err) {
+		t.Errorf("a COMMIT the database refused, its answer lost, returned %v; want an error known not to have committed (IsAnswered)", err)
 	}
 	var n int
 	db.QueryRow(`SELECT count(*) FROM probe WHERE id = 2`).Scan(&n)

@@ -46,7 +46,13 @@ func IsUnavailable(err error) bool {
 }
 
 // IsAnswered reports whether err came from the database's own answer (an
-// error it raised, SQLite's or PostgreSQL's), rather than from a
-// connection that stopped answering: a transaction whose COMMIT failed so
-// did not commit; one whose COMMIT went unanswered may have.
-func IsAnswered(err error) bool { return sqliteCode(err) != 0 || pgCode(err) != "" }
+// error it raised, SQLite's or PostgreSQL's, or its word, asked since, that
+// the transaction did not commit), rather than from a connection that
+// stopped answering: a transaction whose COMMIT failed so did not commit;
+// one whose COMMIT went unanswered, and whose fate is not known, may have.
+func IsAnswered(err error) bool {
+	if errors.Is(err, errCommitUnknown) {
+		return false
+	}
+	return errors.Is(err, errDidNotCommit) || sqliteCode(err) != 0 || pgCode(err) != ""
+}
