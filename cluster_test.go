@@ -182,12 +182,18 @@ func keyState(t *testing.T, lab, key string) string {
 // waitUntil polls cond every 10 ms until it holds or d has passed, and
 // reports whether it held.
 func waitUntil(d time.Duration, cond func() bool) bool {
+	return waitEvery(d, 10*time.Millisecond, cond)
+}
+
+// waitEvery is waitUntil polling every so often: for a cond that sends a
+// request each time.
+func waitEvery(d, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(every)
 	}
 	return true
 }

@@ -76,13 +76,14 @@ func (r *restartRun) newLab(p *child, settings string) string {
 func (r *restartRun) charge(p *child, order string) answer {
 	body := []byte(`{"order_id":"` + order + `","amount":100}`)
 	var a answer
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	waitEvery(5*time.Second, 100*time.Millisecond, func() bool {
 		a = send(r.t.Context(), &http.Client{Timeout: 10 * time.Second}, "POST", p.URL+r.load+"/charges", body, "Idempotency-Key", "key-"+order)
-		if _, refused := limited(a); !refused {
-			break
+		if _, refused := limited(a); refused {
+			r.v.refused.Add(1)
+			return false
 		}
-		r.v.refused.Add(1)
-	}
+		return true
+	})
 	if a.status != http.StatusCreated {
 		r.v.note("the charge of "+order+" through "+r.name(p), a)
 	}
@@ -98,12 +99,9 @@ func (r *restartRun) emailAfter(p *child, order string, since time.Time) <-chan 
 			out <- fmt.Errorf("the charge of %s through %s: %d %v %.200s", order, r.name(p), a.status, a.err, a.body)
 			return
 		}
-		for time.Since(since) < leaderWithin {
-			if r.emails(p, 1000)[order] > 0 {
-				out <- nil
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if waitEvery(leaderWithin-time.Since(since), 50*time.Millisecond, func() bool { return r.emails(p, 1000)[order] > 0 }) {
+			out <- nil
+			return
 		}
 		out <- fmt.Errorf("%s, charged through %s, got no email within %s of the database's return", order, r.name(p), leaderWithin)
 	}()

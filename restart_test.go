@@ -136,9 +136,8 @@ func (r *restartRun) retry(h *hold, p *child) answer {
 // every 200 ms, until B has answered them; then each process must replay
 // B's answer.
 func (r *restartRun) watchHolds(holds []*hold) {
-	for open := len(holds); open > 0; {
-		time.Sleep(200 * time.Millisecond)
-		open = 0
+	answered := waitEvery(heldDelayMS*time.Millisecond+2*leaderWithin, 200*time.Millisecond, func() bool {
+		open := 0
 		for _, h := range holds {
 			select {
 			case <-h.done:
@@ -150,6 +149,10 @@ func (r *restartRun) watchHolds(holds []*hold) {
 				r.probe(h, p)
 			}
 		}
+		return open == 0
+	})
+	if !answered {
+		r.t.Fatalf("B has not answered the held requests within %s", heldDelayMS*time.Millisecond+2*leaderWithin)
 	}
 	for _, h := range holds {
 		for _, a := range h.replays {
@@ -188,11 +191,10 @@ func (r *restartRun) probe(h *hold, p *child) {
 // replayed checks that p answers h's retry with B's answer, replayed.
 func (r *restartRun) replayed(h *hold, p *child) {
 	var a answer
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if a = r.retry(h, p); a.status != http.StatusConflict && a.status != http.StatusServiceUnavailable {
-			break
-		}
-	}
+	waitEvery(5*time.Second, 100*time.Millisecond, func() bool {
+		a = r.retry(h, p)
+		return a.status != http.StatusConflict && a.status != http.StatusServiceUnavailable
+	})
 	if a.status != http.StatusCreated || a.header.Get("Idempotent-Replayed") != "true" || string(a.body) != string(h.first.body) {
 		r.t.Errorf("%s retried through %s after B answered: %d (Idempotent-Replayed %q) %.160s; want B's 201 replayed: %.160s",
 			h.what, r.name(p), a.status, a.header.Get("Idempotent-Replayed"), a.body, h.first.body)

@@ -90,8 +90,11 @@ VALUES (?1, 'charges', 'charge-key', 'f', 'in-flight', 't', 9000000000000, 90000
 			}
 		}
 	}()
-	process(t, dsn, store.Options{}) // a starts beside b
-	time.Sleep(3 * mendLease)        // and renews its lease a few times
+	aRenewals := clock.NewFake(start)
+	a, _ := process(t, dsn, store.Options{Clock: aRenewals}) // a starts beside b
+	for range 3 {                                            // and renews its lease a few times
+		renew(t, a, aRenewals)
+	}
 	if a, api, ch, em := work(); a != "pending" || !api || !ch || !em {
 		t.Errorf("b's work beside a: attempt %s, API claim %v, charge claim %v, email claimed %v; want all as b left them", a, api, ch, em)
 	}
@@ -99,19 +102,52 @@ VALUES (?1, 'charges', 'charge-key', 'f', 'in-flight', 't', 9000000000000, 90000
 	close(stop) // b dies
 	<-stopped
 	died := time.Now()
-	deadline := died.Add(2*mendLease + mendLease + time.Second)
-	for {
-		a, api, ch, em := work()
-		if a == "unknown" && !api && !em {
-			if !ch {
-				t.Error("the charge's claim was given back before its lock timed out")
-			}
-			t.Logf("b's work mended %s after it died (lease %s)", time.Since(died).Round(10*time.Millisecond), mendLease)
-			return
+	var (
+		attempt           string
+		api, charge, sent bool
+	)
+	if !waitUntil(2*mendLease+mendLease+time.Second, func() bool {
+		aRenewals.Advance(mendLease / 3) // a lives on, and its renewals find b dead
+		attempt, api, charge, sent = work()
+		return attempt == "unknown" && !api && !sent
+	}) {
+		t.Fatalf("%s after b died: attempt %s, API claim %v, email claimed %v; want unknown, given back, released", time.Since(died), attempt, api, sent)
+	}
+	if !charge {
+		t.Error("the charge's claim was given back before its lock timed out")
+	}
+	t.Logf("b's work mended %s after it died (lease %s)", time.Since(died).Round(10*time.Millisecond), mendLease)
+}
+
+// renew has s renew its lease by the clock that ticks its renewals, and
+// waits until the renewal has moved its lease's end.
+func renew(t *testing.T, s *store.Store, renewals *clock.Fake) {
+	t.Helper()
+	leaseUntil := func() (ms int64) {
+		if err := s.QueryRow(context.Background(), `SELECT lease_until FROM processes WHERE id = ?`, s.Process()).Scan(&ms); err != nil {
+			t.Fatal(err)
 		}
+		return ms
+	}
+	before := leaseUntil()
+	renewals.Advance(mendLease / 3)
+	eventually(t, mendLease, "a renewal", func() bool { return leaseUntil() > before })
+}
+
+// waitUntil polls cond until it holds or d has passed, and reports which.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s after b died: attempt %s, API claim %v, email claimed %v; want unknown, given back, released", time.Since(died), a, api, em)
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// eventually fails the test unless cond holds within d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !waitUntil(d, cond) {
+		t.Fatalf("not within %s: %s", d, what)
 	}
 }

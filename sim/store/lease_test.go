@@ -66,6 +66,15 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// dbMS is the database's clock, in unix milliseconds.
+func dbMS(t *testing.T, db *sql.DB) (ms int64) {
+	t.Helper()
+	if err := db.QueryRow(`SELECT db_ms()`).Scan(&ms); err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
 // endSessions ends every other session on the database, as a restart of
 // PostgreSQL does.
 func endSessions(t *testing.T, db *sql.DB) {
@@ -105,7 +114,10 @@ func TestLeaseTakenRenewedLost(t *testing.T) {
 		return ms
 	}
 	taken := until()
-	time.Sleep(testLease / 3)
+	// A renewal moves the lease's end once the database's clock has moved.
+	eventually(t, testLease, "the database's clock past the lease taken", func() bool {
+		return dbMS(t, db) > taken-testLease.Milliseconds()
+	})
 	fake.Advance(testLease / 3) // a renewal
 	eventually(t, testLease, "the lease renewed", func() bool { return until() > taken })
 
@@ -166,7 +178,11 @@ func TestLeaderFromLeases(t *testing.T) {
 	ctx := context.Background()
 	db := admin(t, dsn)
 	a := openMember(t, dsn, nil)
-	time.Sleep(10 * time.Millisecond) // b takes its lease after a, by the database's clock
+	var aStarted int64
+	if err := db.QueryRow(`SELECT started_at FROM processes WHERE id = $1`, a.Process()).Scan(&aStarted); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, testLease, "the database's clock past a's start", func() bool { return dbMS(t, db) > aStarted }) // b starts after a
 	b := openMember(t, dsn, nil)
 	c := openMember(t, dsn, nil)
 	mended := make(chan string, 10)
@@ -188,8 +204,15 @@ func TestLeaderFromLeases(t *testing.T) {
 	}
 	eventually(t, testLease, "a leads alone", func() bool { l := leaders(); return l[0] && !l[1] && !l[2] })
 
+	ended := dbMS(t, db)
 	endSessions(t, db)
-	time.Sleep(testLease)
+	eventually(t, 2*testLease, "every process renewed after the sessions ended", func() bool {
+		var n int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM processes WHERE lease_until - $1 > $2`, testLease.Milliseconds(), ended).Scan(&n); err != nil {
+			return false // its own session may have ended too
+		}
+		return n == 3
+	})
 	if l := leaders(); !l[0] || l[1] || l[2] {
 		t.Errorf("after every session ended, leaders %v; want a alone still", l)
 	}

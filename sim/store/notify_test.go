@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -89,19 +90,12 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 // queued behind the one it runs.
 func waitLabQueued(t *testing.T, s *Store, lab string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually(t, 5*time.Second, fmt.Sprintf("the writer of %s busy with %d queued", lab, n), func() bool {
 		s.pg.mu.Lock()
 		lw := s.pg.labs[lab]
 		s.pg.mu.Unlock()
-		if lw != nil && lw.w.queued(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer of %s is not busy with %d queued", lab, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return lw != nil && lw.w.queued(n)
+	})
 }
 
 // listenTo opens a connection that listens on test_notices.

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"idemlab/sim/pgtest"
 )
@@ -120,12 +119,17 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 	}
 	defer s.Close()
 	var cut atomic.Bool
-	go func() { // the server's answers, until the cut
+	answered := make(chan struct{}) // the server answered what came after the cut
+	go func() {                     // the server's answers, until the cut
 		defer c.Close() // the server closed: so does the client's side
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := s.Read(buf)
-			if n > 0 && !cut.Load() {
+			switch {
+			case n > 0 && cut.Load():
+				close(answered)
+				return
+			case n > 0:
 				if _, werr := c.Write(buf[:n]); werr != nil {
 					return
 				}
@@ -143,7 +147,7 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 			if commit && p.armed.CompareAndSwap(true, false) {
 				cut.Store(true)
 				s.Write(buf[:n])
-				time.Sleep(200 * time.Millisecond) // the server commits, and answers into the void
+				<-answered // the server committed (or refused), and its answer goes nowhere
 				p.n.Add(1)
 				return
 			}
@@ -175,12 +179,19 @@ func TestWritesAfterEverySessionEnded(t *testing.T) {
 		return err
 	}
 	fill := func() { // every connection of the pool in use at once, then idle
-		var wg sync.WaitGroup
-		for i := range 16 {
+		var inside, wg sync.WaitGroup
+		inside.Add(8)
+		for i := range 8 {
 			wg.Go(func() {
-				if err := s.WriteLab(ctx, fmt.Sprint("lab-", i%8), func(tx *Tx) error {
-					time.Sleep(50 * time.Millisecond)
-					return insert(tx)
+				var once sync.Once
+				defer once.Do(inside.Done) // a write that failed holds no one up
+				if err := s.WriteLab(ctx, fmt.Sprint("lab-", i), func(tx *Tx) error {
+					if err := insert(tx); err != nil {
+						return err
+					}
+					once.Do(inside.Done)
+					inside.Wait() // each holds its connection until all eight hold one
+					return nil
 				}); err != nil {
 					t.Error(err)
 				}

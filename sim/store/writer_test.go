@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -22,37 +23,27 @@ func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	keptApart(t, s, s.Write, func(n int) bool { return s.tw.queued(n) })
+	keptApart(t, s, s.Write, func(n int) { waitQueued(t, s, n) })
 }
 
 func TestLabBatchKeepsTransactionsApart(t *testing.T) {
 	s := openMember(t, pgtest.Database(t), nil)
 	write := func(ctx context.Context, fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-a", fn) }
-	keptApart(t, s, write, func(n int) bool {
-		s.pg.mu.Lock()
-		lw := s.pg.labs["lab-a"]
-		s.pg.mu.Unlock()
-		return lw != nil && lw.w.queued(n)
-	})
+	keptApart(t, s, write, func(n int) { waitLabQueued(t, s, "lab-a", n) })
 }
 
-func keptApart(t *testing.T, s *Store, write func(context.Context, func(*Tx) error) error, queued func(int) bool) {
+// keptApart is the test of group commits through write, whose writer
+// waitQueued waits to be busy with n transactions queued.
+func keptApart(t *testing.T, s *Store, write func(context.Context, func(*Tx) error) error, waitQueued func(n int)) {
 	ctx := context.Background()
 	insert := testTable(t, s)
-	waitQueued := func(t *testing.T, _ *Store, n int) {
-		for deadline := time.Now().Add(5 * time.Second); !queued(n); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the writer is not busy with %d queued", n)
-			}
-		}
-	}
 	failure := errors.New("job failed after writing")
 	release := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { // holds the writer so that the others queue into one batch
 		write(ctx, func(tx *Tx) error { <-release; return insert(tx, "first", nil) })
 	})
-	waitQueued(t, s, 0)
+	waitQueued(0)
 	errs := make([]error, 20)
 	for i := range errs {
 		wg.Go(func() {
@@ -70,7 +61,7 @@ func keptApart(t *testing.T, s *Store, write func(context.Context, func(*Tx) err
 			})
 		})
 	}
-	waitQueued(t, s, len(errs))
+	waitQueued(len(errs))
 	close(release)
 	wg.Wait()
 
@@ -244,8 +235,6 @@ func TestWriterHonoursContextWhileQueued(t *testing.T) {
 	}
 }
 
-// waitQueued waits until the writer is busy with a job and n more wait in
-// its queue: the jobs of the test have taken their places.
 // queued reports whether w is busy with n transactions queued.
 func (w *writer) queued(n int) bool {
 	w.mu.Lock()
@@ -253,16 +242,9 @@ func (w *writer) queued(n int) bool {
 	return w.busy && len(w.queue) == n
 }
 
+// waitQueued waits until the writer is busy with a job and n more wait in
+// its queue: the jobs of the test have taken their places.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if s.tw.queued(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer is not busy with %d queued", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, 5*time.Second, fmt.Sprintf("the writer busy with %d queued", n), func() bool { return s.tw.queued(n) })
 }
