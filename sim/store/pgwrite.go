@@ -3,14 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"io"
-	"net"
-	"strings"
 	"sync"
-	"syscall"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"idemlab/sim"
 )
@@ -149,20 +142,4 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first func(cont
 			return nil, 0, err
 		}
 	}
-}
-
-// ended reports whether err is a PostgreSQL connection that the server
-// ended (a restart, an administrator) or that broke, rather than the
-// database refusing what was asked, or not answering at all.
-func ended(err error) bool {
-	switch pgCode(err) {
-	case "57P01", "57P02": // admin_shutdown, crash_shutdown
-		return true
-	case "":
-		var ce *pgconn.ConnectError
-		return !errors.As(err, &ce) && !pgconn.Timeout(err) && (errors.Is(err, io.EOF) ||
-			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
-			errors.Is(err, syscall.EPIPE) || strings.Contains(err.Error(), "conn closed"))
-	}
-	return false
 }

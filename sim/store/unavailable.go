@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -39,10 +40,29 @@ func IsUnavailable(err error) bool {
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
-	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, net.ErrClosed) || errors.Is(err, context.DeadlineExceeded) ||
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || broken(err) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// broken reports whether err is a connection that broke under a statement.
+func broken(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		strings.Contains(err.Error(), "conn closed")
+}
+
+// ended reports whether err is a PostgreSQL connection that the server
+// ended (a restart, an administrator) or that broke, rather than the
+// database refusing what was asked, or not answering at all.
+func ended(err error) bool {
+	switch pgCode(err) {
+	case "57P01", "57P02": // admin_shutdown, crash_shutdown
+		return true
+	case "":
+		var ce *pgconn.ConnectError
+		return !errors.As(err, &ce) && !pgconn.Timeout(err) &&
+			(broken(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+	}
+	return false
 }
 
 // IsAnswered reports whether err came from the database's own answer (an
