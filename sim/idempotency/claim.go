@@ -121,13 +121,14 @@ var ErrTaken = errors.New("idempotency: the key is taken")
 // the transaction that did the work: when no other request holds the key,
 // there is no moment in which anyone could see the claim in flight. When
 // another does, it fails with ErrTaken, and the transaction must roll back.
+// The statement may wait for the group commit (store.Tx.Later), which then
+// runs again if the key was taken, and this fails with ErrTaken then.
 func (c *Claim) TakeDone(tx *store.Tx, fingerprint string, lock time.Duration, st sim.Stored) error {
 	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
-	var token string
-	err := tx.QueryRowStmt(c.r.claimDone, c.lab, c.scope, c.key, fingerprint, c.token, st.Status, st.Location, st.ContentType, st.Body,
-		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process()).Scan(&token)
-	if errors.Is(err, sql.ErrNoRows) {
+	err := tx.Later(sqlClaimDone, c.lab, c.scope, c.key, fingerprint, c.token, st.Status, st.Location, st.ContentType, st.Body,
+		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process())
+	if errors.Is(err, store.ErrNotWritten) {
 		return ErrTaken
 	}
 	if err != nil {

@@ -114,7 +114,7 @@ func (k *Keys) records(ctx context.Context, l *labs.Lab, most int) ([]sim.KeyInf
 	now := k.Now(l)
 	rows, err := k.store.Query(ctx, `
 SELECT key, state, locked_until, expires_at FROM idempotency_records
-WHERE lab_id = ? AND scope = ? ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCharges, most)
+WHERE lab_id = ? AND scope = ? AND created_at >= 0 ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCharges, most) // the partial index (migration 5)
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", l.ID, err)
 	}

@@ -26,7 +26,7 @@ type Records struct {
 	cache cache
 	fresh *fresh // PostgreSQL: the labs' generations as stored, to trust the cache by
 
-	claim, claimDone, record, complete *store.Stmt
+	claim, record, complete *store.Stmt
 }
 
 // New returns the records of the store, by the clock (the database's).
@@ -38,7 +38,7 @@ func New(ctx context.Context, s *store.Store, c clock.Clock) (*Records, error) {
 	for _, p := range []struct {
 		dst **store.Stmt
 		sql string
-	}{{&r.claim, sqlClaim}, {&r.claimDone, sqlClaimDone}, {&r.record, sqlRecord}, {&r.complete, sqlComplete}} {
+	}{{&r.claim, sqlClaim}, {&r.record, sqlRecord}, {&r.complete, sqlComplete}} {
 		st, err := s.Prepare(ctx, p.sql)
 		if err != nil {
 			return nil, err
@@ -104,7 +104,8 @@ WHERE idempotency_records.expires_at <= ?8
 RETURNING token`
 
 	// The claim and its answer at once, for a request whose work is already
-	// in the transaction: taken on the same terms as sqlClaim.
+	// in the transaction: taken on the same terms as sqlClaim. A write held
+	// for its group commit (store.Tx.Later): every value in its row.
 	sqlClaimDone = `
 INSERT INTO idempotency_records (lab_id, scope, key, fingerprint, state, token, status, location, content_type, body, locked_until, expires_at, created_at, process)
 VALUES (?1, ?2, ?3, ?4, 'done', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
@@ -113,9 +114,8 @@ ON CONFLICT (lab_id, scope, key) DO UPDATE SET
     status = excluded.status, location = excluded.location, content_type = excluded.content_type, body = excluded.body,
     locked_until = excluded.locked_until, expires_at = excluded.expires_at, created_at = excluded.created_at,
     process = excluded.process
-WHERE idempotency_records.expires_at <= ?12
-   OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= ?12)
-RETURNING token`
+WHERE idempotency_records.expires_at <= excluded.created_at
+   OR (idempotency_records.state = 'in-flight' AND idempotency_records.locked_until <= excluded.created_at)`
 
 	sqlRecord = `
 SELECT fingerprint, state, locked_until, expires_at, status, location, content_type, body

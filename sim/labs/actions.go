@@ -30,6 +30,9 @@ WHERE lab_id = ?2 RETURNING action_seq, base_seq`); err != nil {
 // no longer kept: no link could carry them.
 func (r *Registry) Record(tx *store.Tx, lab string, a sim.Action) error {
 	base := a.Kind == "base"
+	if !base && tx.Holding() {
+		return recordHeld(tx, lab, a)
+	}
 	var seq, baseSeq int64
 	if err := tx.QueryRowStmt(r.acts.next, base, lab).Scan(&seq, &baseSeq); err != nil {
 		return err
@@ -44,4 +47,29 @@ func (r *Registry) Record(tx *store.Tx, lab string, a sim.Action) error {
 	}
 	_, err := tx.ExecStmt(r.acts.insert, lab, seq, mustJSON(a))
 	return err
+}
+
+// The same for a group commit's action, as writes held for its commit
+// (store.Tx.Later): the numbers counted in memory under the lab's lock
+// (store.Tx.Next), and the lab's counter set to the last once.
+const (
+	sqlLastAction   = `SELECT action_seq FROM lab_counts WHERE lab_id = ?1`
+	sqlSinceBase    = `SELECT action_seq - base_seq FROM lab_counts WHERE lab_id = ?1`
+	sqlInsertAction = `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?1, ?2, ?3)`
+	sqlActionSeq    = `UPDATE lab_counts SET action_seq = GREATEST(action_seq, ?2) WHERE lab_id = ?1`
+)
+
+func recordHeld(tx *store.Tx, lab string, a sim.Action) error {
+	seq, err := tx.Next(sqlLastAction, lab)
+	if err != nil {
+		return err
+	}
+	since, err := tx.Next(sqlSinceBase, lab)
+	if err != nil {
+		return err
+	}
+	if err := tx.Finally(sqlActionSeq, lab, seq); err != nil || since > sim.MaxScenarioActions {
+		return err
+	}
+	return tx.Later(sqlInsertAction, lab, seq, mustJSON(a))
 }

@@ -94,6 +94,15 @@ const sqlInsertPayment = `
 INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, direct, created_at)
 VALUES (?1, COALESCE((SELECT MAX(n) FROM payments WHERE lab_id = ?1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7)`
 
+// A payment numbered by the group commit that writes it (store.Tx.Next),
+// which holds the lab's lock from before it asks.
+const (
+	sqlLastPayment    = `SELECT COALESCE(MAX(n), 0) FROM payments WHERE lab_id = ?1`
+	sqlInsertNumbered = `
+INSERT INTO payments (lab_id, n, order_id, amount, idempotency_key, dedup_key, direct, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
+)
+
 // Charge runs one charge request against the lab's ledger under the lab's
 // current protection. The work is not tied to the caller's context: once a
 // request has reached the server it runs to the end, as a real server does
@@ -166,7 +175,16 @@ func (g *Ledger) write(tx *store.Tx, l *labs.Lab, c sim.Charge, dedup *string, o
 		st = g.insertOnConflict
 	}
 	p := &sim.Payment{OrderID: c.OrderID, Amount: c.Amount, IdempotencyKey: c.Key, CreatedAt: time.UnixMilli(now.UnixMilli()).UTC()}
-	if err := tx.QueryRowStmt(st, l.ID, c.OrderID, c.Amount, c.Key, dedup, c.Direct, now.UnixMilli()).Scan(&p.ID); err != nil {
+	if dedup == nil && tx.Holding() { // nothing can refuse it: it goes with the group commit's
+		n, err := tx.Next(sqlLastPayment, l.ID)
+		if err != nil {
+			return nil, err
+		}
+		p.ID = n
+		if err := tx.Later(sqlInsertNumbered, l.ID, n, c.OrderID, c.Amount, c.Key, nil, c.Direct, now.UnixMilli()); err != nil {
+			return nil, err
+		}
+	} else if err := tx.QueryRowStmt(st, l.ID, c.OrderID, c.Amount, c.Key, dedup, c.Direct, now.UnixMilli()).Scan(&p.ID); err != nil {
 		return nil, err
 	}
 	if g.Owed != nil {

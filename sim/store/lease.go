@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"idemlab/sim/clock"
+	"idemlab/sim/store/pgsql"
 )
 
 // Membership: the processes on one database know of each other from the
@@ -63,7 +64,7 @@ const leaseStep = `hold_lease(?1)`
 
 // IsLeaseLost reports whether err is a write refused for want of a lease.
 func IsLeaseLost(err error) bool {
-	return errors.Is(err, ErrLeaseLost) || pgCode(err) == leaseLostCode
+	return errors.Is(err, ErrLeaseLost) || pgsql.Code(err) == leaseLostCode
 }
 
 // member is this process's membership.
@@ -138,7 +139,7 @@ func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, more ...any
 	}
 	var steps any // the steps' own results, as one row value
 	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, append([]any{m.id}, more...)...).Scan(&xid, &steps)
-	if pgCode(err) == leaseLostCode {
+	if pgsql.Code(err) == leaseLostCode {
 		return 0, fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}
 	return xid, err

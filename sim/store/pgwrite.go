@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"idemlab/sim"
+	"idemlab/sim/store/pgsql"
 )
 
 // Writing on PostgreSQL. Transactions that number a lab's rows go through
@@ -91,7 +92,7 @@ func (p *pgWrites) write(ctx context.Context, fn func(*Tx) error) error {
 			return err
 		}
 		err := p.once(ctx, fn)
-		if pgCode(err) != "40P01" || try == deadlockRetries {
+		if pgsql.Code(err) != "40P01" || try == deadlockRetries {
 			return err
 		}
 	}
@@ -138,7 +139,7 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first func(cont
 		if err == nil {
 			return tx, xid, nil
 		}
-		if try == staleTries || ctx.Err() != nil || first == nil || !ended(err) {
+		if try == staleTries || ctx.Err() != nil || first == nil || !pgsql.Ended(err) {
 			return nil, 0, err
 		}
 	}

@@ -3,17 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"idemlab/sim/clock"
+	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/schema"
 )
 
@@ -55,7 +54,7 @@ func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	db := sql.OpenDB(rebinder{stdlib.GetPoolConnector(pool)})
+	db := sql.OpenDB(pgsql.Connector{Connector: stdlib.GetPoolConnector(pool)})
 	db.SetMaxOpenConns(int(cfg.MaxConns))
 	db.SetMaxIdleConns(int(cfg.MaxConns))
 	s := &Store{w: db, r: db, pool: pool, mpool: mpool, m: m}
@@ -155,12 +154,3 @@ func (c skewed) Now() time.Time { return c.Clock.Now().Add(time.Duration(c.skew.
 // Pool is PostgreSQL's connection pool, for what database/sql cannot do
 // (LISTEN, NOTIFY); nil on SQLite.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// pgCode is the SQLSTATE of a PostgreSQL error, or "".
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}

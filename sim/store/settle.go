@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"idemlab/sim/store/pgsql"
 )
 
 // A COMMIT's answer can be lost after the commit was made durable: the
@@ -42,7 +44,7 @@ const (
 // deferred constraint, a serialization failure; not a shutdown, class 57,
 // nor a lost connection, 08) rolled back: nothing to ask.
 func (p *pgWrites) settle(xid int64, err error) error {
-	if c := pgCode(err); err == nil || xid == 0 || errors.Is(err, sql.ErrTxDone) ||
+	if c := pgsql.Code(err); err == nil || xid == 0 || errors.Is(err, sql.ErrTxDone) ||
 		c != "" && !strings.HasPrefix(c, "57") && !strings.HasPrefix(c, "08") {
 		return err
 	}

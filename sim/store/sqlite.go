@@ -15,6 +15,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/schema"
 )
 
@@ -139,7 +140,7 @@ func sqliteCode(err error) int {
 // IsUnique reports whether err is a UNIQUE (or primary key) constraint's
 // error: the IntegrityError of the article's second listing.
 func IsUnique(err error) bool {
-	if pgCode(err) == "23505" {
+	if pgsql.Code(err) == "23505" {
 		return true
 	}
 	c := sqliteCode(err)
@@ -149,9 +150,9 @@ func IsUnique(err error) bool {
 // IsGone reports whether err is a foreign key's error: the row's lab was
 // removed while the request that wrote it was running.
 func IsGone(err error) bool {
-	return pgCode(err) == "23503" || sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	return pgsql.Code(err) == "23503" || sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
 // IsSerialization reports whether err is PostgreSQL's serialization
 // failure (40001): the transaction lost a race the database caught.
-func IsSerialization(err error) bool { return pgCode(err) == "40001" }
+func IsSerialization(err error) bool { return pgsql.Code(err) == "40001" }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"idemlab/sim"
+	"idemlab/sim/store/pgsql"
 )
 
 // Tx is a writing transaction as the function that runs in it receives it:
@@ -20,6 +21,78 @@ type Tx struct {
 	// told is the writer's, when someone listens: what the transaction
 	// tells the other processes (Notify).
 	told *[]sim.Event
+	b    *pgsql.Batch // the group commit's; nil for a transaction of its own
+}
+
+// ErrNotWritten is what Later gets when its row was not written.
+var ErrNotWritten = pgsql.ErrNotWritten
+
+// sync readies the transaction for a statement that must see its writes:
+// the held ones go first, and the numbers counted are asked again (the
+// statement may write such a row).
+func (t *Tx) sync() error {
+	t.b.Forget()
+	return t.b.Flush(t.ctx, t.tx)
+}
+
+// Later writes one row with a single-row INSERT (pgsql.Fold's kind) that
+// must write it, and fails with ErrNotWritten when it does not (a conflict
+// its statement leaves alone). In the first run of a PostgreSQL lab
+// writer's group commit, it is held until a statement must see it or the
+// commit, and goes with the batch's others of its text in one statement:
+// a row not written then fails the whole batch, which runs again with each
+// statement at once, and the caller's own error where it belongs.
+func (t *Tx) Later(query string, args ...any) error {
+	if t.Holding() {
+		t.b.Add(query, args...)
+		return nil
+	}
+	return later(t.Exec(query, args...))
+}
+
+// later is the error of a write that had to write one row.
+func later(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return errors.Join(ErrNotWritten, err)
+	}
+	return nil
+}
+
+// Finally sets what the writes that Later held count (pgsql.Pending's
+// Finally), such as a counter to the highest number they took: held with
+// them, or run now, and it must write one row.
+func (t *Tx) Finally(query string, args ...any) error {
+	if t.Holding() {
+		t.b.Finally(query, args...)
+		return nil
+	}
+	return later(t.Exec(query, args...))
+}
+
+// Holding reports whether Later holds its writes for now.
+func (t *Tx) Holding() bool { return t.b.Holding() }
+
+// Next is the number after the highest that query answers (one integer),
+// for a row the transaction is about to write: asked of the database the
+// first time, then counted on in memory by each call until another
+// statement runs, which may have written such a row.
+func (t *Tx) Next(query string, args ...any) (int64, error) {
+	key := query + fmt.Sprint(args...)
+	if n, ok := t.b.Next(key); ok {
+		return n, nil
+	}
+	var n int64 // a read, which counts nothing off: the held writes go first
+	if err := t.b.Flush(t.ctx, t.tx); err != nil {
+		return 0, err
+	}
+	if err := t.tx.QueryRowContext(t.ctx, query, args...).Scan(&n); err != nil {
+		return 0, err
+	}
+	t.b.Counted(key, n+1)
+	return n + 1, nil
 }
 
 // Context is the context of the caller whose transaction this is.
@@ -27,6 +100,9 @@ func (t *Tx) Context() context.Context { return t.ctx }
 
 // Exec runs a statement.
 func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
+	if err := t.sync(); err != nil {
+		return nil, err
+	}
 	if st := t.stmts.cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 	}
@@ -35,6 +111,7 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 
 // QueryRow runs a statement that returns at most one row.
 func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
+	t.sync() // a failure fails the statement, on the transaction it aborted
 	if st := t.stmts.cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
@@ -43,6 +120,9 @@ func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
 
 // Query runs a statement that returns rows.
 func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.sync(); err != nil {
+		return nil, err
+	}
 	if st := t.stmts.cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
@@ -50,7 +130,10 @@ func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 }
 
 // Stmt is a prepared statement of the writer, in this transaction.
-func (t *Tx) Stmt(st *Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, st.st) }
+func (t *Tx) Stmt(st *Stmt) *sql.Stmt {
+	t.sync() // a failure fails the statement, on the transaction it aborted
+	return t.tx.StmtContext(t.ctx, st.st)
+}
 
 // ExecStmt runs a prepared statement of the writer in this transaction.
 func (t *Tx) ExecStmt(st *Stmt, args ...any) (sql.Result, error) {

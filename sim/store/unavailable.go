@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"io"
 	"net"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"idemlab/sim/store/pgsql"
 )
 
 // IsUnavailable reports whether err says the database could not do the
@@ -32,7 +32,7 @@ func IsUnavailable(err error) bool {
 		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PROTOCOL:
 		return true
 	}
-	if c := pgCode(err); c != "" {
+	if c := pgsql.Code(err); c != "" {
 		// Class 08 connection exception, 53 insufficient resources, 57P
 		// operator intervention (shutdown, cannot connect now), 58 system
 		// error (I/O).
@@ -40,29 +40,8 @@ func IsUnavailable(err error) bool {
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
-	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || broken(err) ||
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || pgsql.Broken(err) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// broken reports whether err is a connection that broke under a statement.
-func broken(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		strings.Contains(err.Error(), "conn closed")
-}
-
-// ended reports whether err is a PostgreSQL connection that the server
-// ended (a restart, an administrator) or that broke, rather than the
-// database refusing what was asked, or not answering at all.
-func ended(err error) bool {
-	switch pgCode(err) {
-	case "57P01", "57P02": // admin_shutdown, crash_shutdown
-		return true
-	case "":
-		var ce *pgconn.ConnectError
-		return !errors.As(err, &ce) && !pgconn.Timeout(err) &&
-			(broken(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
-	}
-	return false
 }
 
 // IsAnswered reports whether err came from the database's own answer (an
@@ -74,5 +53,5 @@ func IsAnswered(err error) bool {
 	if errors.Is(err, errCommitUnknown) {
 		return false
 	}
-	return errors.Is(err, errDidNotCommit) || sqliteCode(err) != 0 || pgCode(err) != ""
+	return errors.Is(err, errDidNotCommit) || sqliteCode(err) != 0 || pgsql.Code(err) != ""
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"idemlab/sim"
+	"idemlab/sim/store/pgsql"
 )
 
 // maxBatch bounds how many transactions one commit carries.
@@ -133,8 +134,8 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	w.mu.Unlock()
 
 	// On PostgreSQL, where each statement is a round trip, a batch first
-	// runs without a savepoint around each job; if one fails, all of it
-	// rolls back and runs again with them.
+	// runs without a savepoint around each job, holding the writes it may
+	// (Tx.Later); if one fails, all of it runs again with savepoints.
 	errs := w.commit(batch, w.first == nil)
 	if errs == nil {
 		errs = w.commit(batch, true)
@@ -204,12 +205,13 @@ func (w *writer) commit(batch []*txJob, savepoints bool) []error {
 	an := w.announce.Load()
 	var told []sim.Event // what the jobs that succeed tell, in their order
 	panicked := -1
+	b := &pgsql.Batch{Hold: !savepoints}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			errs[i] = err // its caller has gone: nothing of it is written
 			continue
 		}
-		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock, stmts: w.stmts}
+		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock, stmts: w.stmts, b: b}
 		var mine []sim.Event
 		if an != nil {
 			t.told = &mine
@@ -240,6 +242,10 @@ func (w *writer) commit(batch []*txJob, savepoints bool) []error {
 			}
 		}
 		return errs
+	}
+	if b.Flush(ctx, tx); b.Failed != nil { // a held write: the batch runs again, holding none
+		tx.Rollback()
+		return nil
 	}
 	if len(batch) == 1 && errs[0] != nil {
 		errs[0] = errors.Join(errs[0], tx.Rollback())
@@ -280,6 +286,7 @@ func (w *writer) inSavepoint(ctx context.Context, tx *Tx, fn func(*Tx) error) er
 		return err // the whole transaction rolls back
 	}
 	if err != nil {
+		tx.b.Forget() // what the job counted was rolled back
 		if _, rerr := tx.tx.StmtContext(ctx, w.rollbackTo).ExecContext(ctx); rerr != nil {
 			err = errors.Join(err, rerr)
 		}

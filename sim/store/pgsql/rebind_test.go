@@ -1,4 +1,4 @@
-package store
+package pgsql
 
 import "testing"
 
@@ -10,8 +10,8 @@ func TestRebind(t *testing.T) {
 		`SELECT '?' FROM t WHERE x = ? AND y = '?'`: `SELECT '?' FROM t WHERE x = $1 AND y = '?'`,
 		`SELECT ?12, ?3`:                            `SELECT $12, $3`,
 	} {
-		if got := rebind(in); got != want {
-			t.Errorf("rebind(%q) = %q, want %q", in, got, want)
+		if got := Rebind(in); got != want {
+			t.Errorf("Rebind(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package pgsql
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// rebind turns SQLite's placeholders into PostgreSQL's: ?N is $N, and each
+// Rebind turns SQLite's placeholders into PostgreSQL's: ?N is $N, and each
 // bare ? the next number. Quoted text is left alone.
-func rebind(q string) string {
+func Rebind(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
 	}
@@ -40,10 +40,12 @@ func rebind(q string) string {
 	return b.String()
 }
 
-// rebinder is pgx's connector with the placeholders rebound.
-type rebinder struct{ driver.Connector }
+// Connector is pgx's connector with the placeholders rebound: the
+// store's statements are written in SQLite's.
+type Connector struct{ driver.Connector }
 
-func (r rebinder) Connect(ctx context.Context) (driver.Conn, error) {
+// Connect opens a connection whose statements are rebound.
+func (r Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	c, err := r.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -66,17 +68,17 @@ type pgConn interface {
 type rebound struct{ pgConn }
 
 func (c rebound) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.pgConn.PrepareContext(ctx, rebind(q))
+	return c.pgConn.PrepareContext(ctx, Rebind(q))
 }
 
 func (c rebound) Prepare(q string) (driver.Stmt, error) {
-	return c.pgConn.PrepareContext(context.Background(), rebind(q))
+	return c.pgConn.PrepareContext(context.Background(), Rebind(q))
 }
 
 func (c rebound) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.pgConn.ExecContext(ctx, rebind(q), args)
+	return c.pgConn.ExecContext(ctx, Rebind(q), args)
 }
 
 func (c rebound) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.pgConn.QueryContext(ctx, rebind(q), args)
+	return c.pgConn.QueryContext(ctx, Rebind(q), args)
 }

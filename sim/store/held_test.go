@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"idemlab/sim/pgtest"
+)
+
+// The writes a lab's batch holds (Later, Finally) and the numbers it counts
+// (Next) on PostgreSQL: a batch without a conflict commits as it held them,
+// numbered without a gap; one with a row that cannot be written runs again
+// with each statement at once, and only the jobs whose rows were refused
+// fail, with ErrNotWritten, the rest numbered without a gap still.
+func TestHeldWritesGoWithTheBatch(t *testing.T) {
+	s := openMember(t, pgtest.Database(t), nil)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE held (lab TEXT, n BIGINT, k TEXT UNIQUE, PRIMARY KEY (lab, n))`,
+		`CREATE TABLE held_counts (lab TEXT PRIMARY KEY, last BIGINT NOT NULL)`,
+		`INSERT INTO held_counts VALUES ('a', 0)`,
+		`INSERT INTO held VALUES ('b', 1, 'taken')`,
+	} {
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(key string, held *atomic.Int64) error {
+		return s.WriteLab(ctx, "lab-a", func(tx *Tx) error {
+			if tx.Holding() {
+				held.Add(1)
+			}
+			n, err := tx.Next(`SELECT COALESCE(MAX(n), 0) FROM held WHERE lab = ?1`, "a")
+			if err != nil {
+				return err
+			}
+			if err := tx.Later(`INSERT INTO held (lab, n, k) VALUES (?1, ?2, ?3) ON CONFLICT (k) DO NOTHING`, "a", n, key); err != nil {
+				return err
+			}
+			return tx.Finally(`UPDATE held_counts SET last = GREATEST(last, ?2) WHERE lab = ?1`, "a", n)
+		})
+	}
+	batch := func(keys []string) ([]error, int64) {
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { // holds the writer so that the others queue into one batch
+			s.WriteLab(ctx, "lab-a", func(*Tx) error { <-release; return nil })
+		})
+		waitLabQueued(t, s, "lab-a", 0)
+		var held atomic.Int64
+		errs := make([]error, len(keys))
+		for i, k := range keys {
+			wg.Go(func() { errs[i] = write(k, &held) })
+		}
+		waitLabQueued(t, s, "lab-a", len(keys))
+		close(release)
+		wg.Wait()
+		return errs, held.Load()
+	}
+	check := func(when string, want int) {
+		t.Helper()
+		var rows, highest, last int
+		err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(n), 0), (SELECT last FROM held_counts WHERE lab = 'a') FROM held WHERE lab = 'a'`).Scan(&rows, &highest, &last)
+		if err != nil || rows != want || highest != want || last != want {
+			t.Errorf("%s: %d rows numbered up to %d, counter %d (%v); want %d of each", when, rows, highest, last, err, want)
+		}
+	}
+
+	keys := make([]string, 10)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+	}
+	errs, held := batch(keys)
+	if err := errors.Join(errs...); err != nil || held != int64(len(keys)) {
+		t.Errorf("a batch without conflicts: %v, %d of %d jobs held their writes; want all committed, all held", err, held, len(keys))
+	}
+	check("after a batch without conflicts", 10)
+
+	keys = []string{"m0", "taken", "m1", "dup", "m2", "dup", "k3", "m3"}
+	errs, held = batch(keys)
+	dups := 0
+	for i, err := range errs {
+		if keys[i] == "dup" { // the one queued second is refused
+			if !errors.Is(err, ErrNotWritten) && err != nil {
+				t.Errorf("job %d (key dup): %v; want committed or refused", i, err)
+			}
+			if err != nil {
+				dups++
+			}
+			continue
+		}
+		refused := keys[i] == "taken" || keys[i] == "k3"
+		if refused != errors.Is(err, ErrNotWritten) || (!refused && err != nil) {
+			t.Errorf("job %d (key %s): %v; want refused %v", i, keys[i], err, refused)
+		}
+	}
+	if dups != 1 {
+		t.Errorf("%d of the two jobs of one key refused, want 1", dups)
+	}
+	if held != int64(len(keys)) {
+		t.Errorf("%d of %d jobs tried holding first", held, len(keys))
+	}
+	check("after a batch with three rows refused", 15)
+}
+
+// On SQLite, Later writes at once, and a row not written is the caller's
+// error there and then.
+func TestLaterOnSQLiteWritesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Exec(ctx, `CREATE TABLE held (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []error{nil, ErrNotWritten} {
+		err := s.Write(ctx, func(tx *Tx) error {
+			if tx.Holding() {
+				t.Error("a transaction on SQLite holds its writes")
+			}
+			return tx.Later(`INSERT INTO held (k) VALUES (?1) ON CONFLICT DO NOTHING`, "k")
+		})
+		if !errors.Is(err, want) || (want == nil && err != nil) {
+			t.Errorf("write %d: %v, want %v", i, err, want)
+		}
+	}
+}
