@@ -53,23 +53,18 @@ func (r *Registry) Record(tx *store.Tx, lab string, a sim.Action) error {
 // (store.Tx.Later): the numbers counted in memory under the lab's lock
 // (store.Tx.Next), and the lab's counter set to the last once.
 const (
-	sqlLastAction   = `SELECT action_seq FROM lab_counts WHERE lab_id = ?1`
-	sqlSinceBase    = `SELECT action_seq - base_seq FROM lab_counts WHERE lab_id = ?1`
+	sqlLastAction   = `SELECT action_seq, action_seq - base_seq FROM lab_counts WHERE lab_id = ?1`
 	sqlInsertAction = `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?1, ?2, ?3)`
 	sqlActionSeq    = `UPDATE lab_counts SET action_seq = GREATEST(action_seq, ?2) WHERE lab_id = ?1`
 )
 
 func recordHeld(tx *store.Tx, lab string, a sim.Action) error {
-	seq, err := tx.Next(sqlLastAction, lab)
+	ns, err := tx.NextRow(sqlLastAction, lab) // the action's number, and how many since the base
 	if err != nil {
 		return err
 	}
-	since, err := tx.Next(sqlSinceBase, lab)
-	if err != nil {
+	if err := tx.Finally(sqlActionSeq, lab, ns[0]); err != nil || ns[1] > sim.MaxScenarioActions {
 		return err
 	}
-	if err := tx.Finally(sqlActionSeq, lab, seq); err != nil || since > sim.MaxScenarioActions {
-		return err
-	}
-	return tx.Later(sqlInsertAction, lab, seq, mustJSON(a))
+	return tx.Later(sqlInsertAction, lab, ns[0], mustJSON(a))
 }

@@ -29,46 +29,7 @@ func TestHeldWritesGoWithTheBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write := func(key string, held *atomic.Int64) error {
-		return s.WriteLab(ctx, "lab-a", func(tx *Tx) error {
-			if tx.Holding() {
-				held.Add(1)
-			}
-			n, err := tx.Next(`SELECT COALESCE(MAX(n), 0) FROM held WHERE lab = ?1`, "a")
-			if err != nil {
-				return err
-			}
-			if err := tx.Later(`INSERT INTO held (lab, n, k) VALUES (?1, ?2, ?3) ON CONFLICT (k) DO NOTHING`, "a", n, key); err != nil {
-				return err
-			}
-			return tx.Finally(`UPDATE held_counts SET last = GREATEST(last, ?2) WHERE lab = ?1`, "a", n)
-		})
-	}
-	batch := func(keys []string) ([]error, int64) {
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() { // holds the writer so that the others queue into one batch
-			s.WriteLab(ctx, "lab-a", func(*Tx) error { <-release; return nil })
-		})
-		waitLabQueued(t, s, "lab-a", 0)
-		var held atomic.Int64
-		errs := make([]error, len(keys))
-		for i, k := range keys {
-			wg.Go(func() { errs[i] = write(k, &held) })
-		}
-		waitLabQueued(t, s, "lab-a", len(keys))
-		close(release)
-		wg.Wait()
-		return errs, held.Load()
-	}
-	check := func(when string, want int) {
-		t.Helper()
-		var rows, highest, last int
-		err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(n), 0), (SELECT last FROM held_counts WHERE lab = 'a') FROM held WHERE lab = 'a'`).Scan(&rows, &highest, &last)
-		if err != nil || rows != want || highest != want || last != want {
-			t.Errorf("%s: %d rows numbered up to %d, counter %d (%v); want %d of each", when, rows, highest, last, err, want)
-		}
-	}
+	batch, check := heldBatch(t, s)
 
 	keys := make([]string, 10)
 	for i := range keys {
@@ -105,6 +66,55 @@ func TestHeldWritesGoWithTheBatch(t *testing.T) {
 		t.Errorf("%d of %d jobs tried holding first", held, len(keys))
 	}
 	check("after a batch with three rows refused", 15)
+}
+
+// heldBatch returns what TestHeldWritesGoWithTheBatch does: a batch of
+// jobs, one a key, each numbering its row, which reports each job's
+// result and how many held their writes; and the check of the rows.
+func heldBatch(t *testing.T, s *Store) (batch func([]string) ([]error, int64), check func(when string, want int)) {
+	ctx := context.Background()
+	write := func(key string, held *atomic.Int64) error {
+		return s.WriteLab(ctx, "lab-a", func(tx *Tx) error {
+			if tx.Holding() {
+				held.Add(1)
+			}
+			n, err := tx.Next(`SELECT COALESCE(MAX(n), 0) FROM held WHERE lab = ?1`, "a")
+			if err != nil {
+				return err
+			}
+			if err := tx.Later(`INSERT INTO held (lab, n, k) VALUES (?1, ?2, ?3) ON CONFLICT (k) DO NOTHING`, "a", n, key); err != nil {
+				return err
+			}
+			return tx.Finally(`UPDATE held_counts SET last = GREATEST(last, ?2) WHERE lab = ?1`, "a", n)
+		})
+	}
+	batch = func(keys []string) ([]error, int64) {
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { // holds the writer so that the others queue into one batch
+			s.WriteLab(ctx, "lab-a", func(*Tx) error { <-release; return nil })
+		})
+		waitLabQueued(t, s, "lab-a", 0)
+		var held atomic.Int64
+		errs := make([]error, len(keys))
+		for i, k := range keys {
+			wg.Go(func() { errs[i] = write(k, &held) })
+		}
+		waitLabQueued(t, s, "lab-a", len(keys))
+		close(release)
+		wg.Wait()
+		return errs, held.Load()
+	}
+	check = func(when string, want int) {
+		t.Helper()
+		var rows, highest, last int
+		err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(n), 0), (SELECT last FROM held_counts WHERE lab = 'a') FROM held WHERE lab = 'a'`).Scan(&rows, &highest, &last)
+		if err != nil || rows != want || highest != want || last != want {
+			t.Errorf("%s: %d rows numbered up to %d, counter %d (%v); want %d of each", when, rows, highest, last, err, want)
+		}
+	}
+
+	return batch, check
 }
 
 // On SQLite, Later writes at once, and a row not written is the caller's

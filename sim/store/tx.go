@@ -80,19 +80,32 @@ func (t *Tx) Holding() bool { return t.b.Holding() }
 // first time, then counted on in memory by each call until another
 // statement runs, which may have written such a row.
 func (t *Tx) Next(query string, args ...any) (int64, error) {
+	ns, err := t.NextRow(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return ns[0], nil
+}
+
+// NextRow is Next for a query that answers a row of such numbers, each
+// counted on alike.
+func (t *Tx) NextRow(query string, args ...any) ([]int64, error) {
 	key := query + fmt.Sprint(args...)
-	if n, ok := t.b.Next(key); ok {
-		return n, nil
+	if ns, ok := t.b.Next(key); ok {
+		return ns, nil
 	}
-	var n int64 // a read, which counts nothing off: the held writes go first
-	if err := t.b.Flush(t.ctx, t.tx); err != nil {
-		return 0, err
+	if err := t.b.Flush(t.ctx, t.tx); err != nil { // a read: the held writes go first
+		return nil, err
 	}
-	if err := t.tx.QueryRowContext(t.ctx, query, args...).Scan(&n); err != nil {
-		return 0, err
+	ns, err := pgsql.Ints(t.ctx, t.tx, query, args...)
+	if err != nil {
+		return nil, err
 	}
-	t.b.Counted(key, n+1)
-	return n + 1, nil
+	for i := range ns {
+		ns[i]++
+	}
+	t.b.Counted(key, ns)
+	return ns, nil
 }
 
 // Context is the context of the caller whose transaction this is.

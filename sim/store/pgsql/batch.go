@@ -3,6 +3,8 @@ package pgsql
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"slices"
 )
 
 // Batch is what the jobs of one group commit share besides the
@@ -13,7 +15,7 @@ import (
 type Batch struct {
 	Hold bool
 	Pending
-	next   map[string]int64
+	next   map[string][]int64
 	Failed error // a flush of held writes failed: the batch is to run again
 }
 
@@ -32,27 +34,27 @@ func (b *Batch) Flush(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// Next is the number after the last counted under key, if one was.
-func (b *Batch) Next(key string) (int64, bool) {
+// Next is the numbers after the last counted under key, if they were.
+func (b *Batch) Next(key string) ([]int64, bool) {
 	if b == nil {
-		return 0, false
+		return nil, false
 	}
-	n, ok := b.next[key]
-	if ok {
-		b.next[key] = n + 1
+	ns, ok := b.next[key]
+	for i := range ns {
+		ns[i]++
 	}
-	return n + 1, ok
+	return slices.Clone(ns), ok
 }
 
-// Counted remembers n as the last number taken under key.
-func (b *Batch) Counted(key string, n int64) {
+// Counted remembers ns as the last numbers taken under key.
+func (b *Batch) Counted(key string, ns []int64) {
 	if b == nil {
 		return
 	}
 	if b.next == nil {
-		b.next = map[string]int64{}
+		b.next = map[string][]int64{}
 	}
-	b.next[key] = n
+	b.next[key] = slices.Clone(ns)
 }
 
 // Forget drops the numbers counted: a statement may have taken one.
@@ -60,4 +62,28 @@ func (b *Batch) Forget() {
 	if b != nil {
 		clear(b.next)
 	}
+}
+
+// Ints reads the one row of integers that query answers in tx.
+func Ints(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	ns, ptrs := make([]int64, len(cols)), make([]any, len(cols))
+	for i := range ns {
+		ptrs[i] = &ns[i]
+	}
+	if !rows.Next() {
+		return nil, errors.Join(sql.ErrNoRows, rows.Err())
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	return ns, rows.Close()
 }

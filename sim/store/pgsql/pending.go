@@ -10,7 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 )
 
@@ -76,177 +76,83 @@ func (p *Pending) Len() int {
 	return n
 }
 
-// Flush runs the held writes in tx and empties p. It fails, with
-// ErrNotWritten when a statement wrote fewer rows than it carried, on the
-// first statement that fails: the transaction is then to roll back.
+// Flush runs the held writes in tx and empties p: as one statement
+// (data-modifying WITH queries, one each text and each Finally, on one
+// snapshot; more than one only past maxParams). It fails on the first
+// statement that fails, with ErrNotWritten when a part of it wrote fewer
+// rows than it carried: the transaction is then to roll back.
 func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
 	texts, rows, finals := p.texts, p.rows, p.final
 	*p = Pending{}
+	var st statement
 	for _, q := range texts {
 		for rs := rows[q]; len(rs) > 0; {
 			per := max(1, maxParams/max(1, len(rs[0])))
 			chunk := rs[:min(per, len(rs))]
 			rs = rs[len(chunk):]
-			if err := execRows(ctx, tx, q, chunk); err != nil {
+			if st.params()+len(chunk)*len(chunk[0]) > maxParams {
+				if err := st.run(ctx, tx); err != nil {
+					return err
+				}
+			}
+			text, err := Fold(q, len(chunk), st.params())
+			if err != nil {
 				return err
 			}
+			st.add(text, len(chunk), slices.Concat(chunk...)...)
 		}
 	}
 	for _, f := range finals {
-		if err := written(tx.ExecContext(ctx, f.query, f.args...))(1); err != nil {
-			return err
+		var b strings.Builder
+		renumber(&b, f.query, st.params())
+		st.add(b.String(), 1, f.args...)
+	}
+	return st.run(ctx, tx)
+}
+
+// statement is what a flush sends at once: its parts, each to write rows.
+type statement struct {
+	with strings.Builder
+	args []any
+	rows []int
+}
+
+func (s *statement) params() int { return len(s.args) }
+
+// add adds a part whose placeholders are numbered after the others'.
+func (s *statement) add(text string, rows int, args ...any) {
+	if len(s.rows) == 0 {
+		s.with.WriteString("WITH ")
+	} else {
+		s.with.WriteString(", ")
+	}
+	fmt.Fprintf(&s.with, "w%d AS (%s RETURNING 1)", len(s.rows), text)
+	s.args = append(s.args, args...)
+	s.rows = append(s.rows, rows)
+}
+
+// run sends the statement, if it has parts, and empties it.
+func (s *statement) run(ctx context.Context, tx *sql.Tx) error {
+	if len(s.rows) == 0 {
+		return nil
+	}
+	counts := make([]any, len(s.rows))
+	sel := make([]string, len(s.rows))
+	for i := range s.rows {
+		counts[i] = new(int64)
+		sel[i] = fmt.Sprintf("(SELECT count(*) FROM w%d)", i)
+	}
+	q := s.with.String() + " SELECT " + strings.Join(sel, ", ")
+	want := s.rows
+	args := s.args
+	*s = statement{}
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(counts...); err != nil {
+		return err
+	}
+	for i, n := range want {
+		if got := *counts[i].(*int64); got != int64(n) {
+			return fmt.Errorf("%w: %d of %d", ErrNotWritten, got, n)
 		}
 	}
 	return nil
-}
-
-// written checks that a statement's result wrote want rows.
-func written(res sql.Result, err error) func(want int) error {
-	return func(want int) error {
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n != int64(want) {
-			return fmt.Errorf("%w: %d of %d", ErrNotWritten, n, want)
-		}
-		return nil
-	}
-}
-
-func execRows(ctx context.Context, tx *sql.Tx, q string, rows [][]any) error {
-	folded, err := Fold(q, len(rows))
-	if err != nil {
-		return err
-	}
-	args := make([]any, 0, len(rows)*len(rows[0]))
-	for _, r := range rows {
-		args = append(args, r...)
-	}
-	return written(tx.ExecContext(ctx, folded, args...))(len(rows))
-}
-
-// Fold makes of a single-row INSERT, `INSERT ... VALUES (row) rest`, the
-// same statement with n rows: the row's placeholders (?1 … ?m, each
-// numbered) become $1 … $m in the first, $m+1 … $2m in the second, and so
-// on, so that the arguments go row after row. Every placeholder must be in
-// the row; rest (ON CONFLICT, RETURNING) takes its values from excluded.
-func Fold(q string, n int) (string, error) {
-	at := valuesAt(q)
-	if at < 0 {
-		return "", fmt.Errorf("pgsql: fold: no VALUES in %.80q", q)
-	}
-	end := closing(q, at)
-	if end < 0 {
-		return "", fmt.Errorf("pgsql: fold: the row of %.80q does not close", q)
-	}
-	row, rest := q[at:end+1], q[end+1:]
-	if strings.Contains(unquoted(rest), "?") || strings.Contains(unquoted(q[:at]), "?") {
-		return "", fmt.Errorf("pgsql: fold: a placeholder outside the row of %.80q", q)
-	}
-	m, err := placeholders(row)
-	if err != nil {
-		return "", fmt.Errorf("pgsql: fold %.80q: %w", q, err)
-	}
-	var b strings.Builder
-	b.Grow(len(q) + (n-1)*(len(row)+8))
-	b.WriteString(q[:at])
-	for r := range n {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		renumber(&b, row, r*m)
-	}
-	b.WriteString(rest)
-	return b.String(), nil
-}
-
-// valuesAt is where the row after the first VALUES outside quotes opens.
-func valuesAt(q string) int {
-	u := strings.ToUpper(unquoted(q))
-	i := strings.Index(u, "VALUES")
-	if i < 0 {
-		return -1
-	}
-	j := strings.IndexByte(u[i:], '(')
-	if j < 0 {
-		return -1
-	}
-	return i + j
-}
-
-// closing is where the parenthesis that opens at i closes.
-func closing(q string, i int) int {
-	depth, quoted := 0, false
-	for ; i < len(q); i++ {
-		switch c := q[i]; {
-		case c == '\'':
-			quoted = !quoted
-		case quoted:
-		case c == '(':
-			depth++
-		case c == ')':
-			if depth--; depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// unquoted is q with its quoted text blanked, of the same length.
-func unquoted(q string) string {
-	b := []byte(q)
-	quoted := false
-	for i, c := range b {
-		if c == '\'' {
-			quoted = !quoted
-		} else if quoted {
-			b[i] = ' '
-		}
-	}
-	return string(b)
-}
-
-// placeholders is the highest ?N in row; a bare ? is refused, being
-// numbered by its place in the whole statement.
-func placeholders(row string) (int, error) {
-	m := 0
-	u := unquoted(row)
-	for i := 0; i < len(u); i++ {
-		if u[i] != '?' {
-			continue
-		}
-		j := i + 1
-		for j < len(u) && u[j] >= '0' && u[j] <= '9' {
-			j++
-		}
-		if j == i+1 {
-			return 0, errors.New("a bare ? (number it)")
-		}
-		k, _ := strconv.Atoi(u[i+1 : j])
-		m = max(m, k)
-	}
-	return m, nil
-}
-
-// renumber writes row with each ?k as $(k+by).
-func renumber(b *strings.Builder, row string, by int) {
-	u := unquoted(row)
-	for i := 0; i < len(row); i++ {
-		if u[i] != '?' {
-			b.WriteByte(row[i])
-			continue
-		}
-		j := i + 1
-		for j < len(u) && u[j] >= '0' && u[j] <= '9' {
-			j++
-		}
-		k, _ := strconv.Atoi(u[i+1 : j])
-		b.WriteString("$" + strconv.Itoa(k+by))
-		i = j - 1
-	}
 }
