@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -107,7 +108,9 @@ func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, re
 		return c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
 	}
 	// A new payment may have a message in the outbox: the relay starts
-	// once the answer is sent, so the email never shares its time.
+	// once the answer is sent, so the email never shares its time. Sent
+	// with its length, the answer goes in one write, not as chunks.
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(st.Body)))
 	err := c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
 	c.Response().Flush()
 	h.Notify.WakeRelay()

@@ -42,7 +42,7 @@ func cutListeners(t *testing.T, s *testServer) {
 	)
 	err := s.Store.Pool().QueryRow(context.Background(), `
 SELECT count(*), COALESCE(bool_and(pg_terminate_backend(pid, 5000)), false) FROM pg_stat_activity
-WHERE datname = current_database() AND pid <> pg_backend_pid() AND query = 'LISTEN idemlab'`).Scan(&n, &all)
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'idemlab listener'`).Scan(&n, &all)
 	if err != nil || n == 0 || !all {
 		t.Fatalf("cut the listeners: %d of them, all gone %v, %v", n, all, err)
 	}

@@ -18,6 +18,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
@@ -38,10 +41,12 @@ const listenerName = "idemlab listener"
 // the pages that hear it re-read the lab anyway.
 const notifyMax = 7000
 
-// notice is an event on the wire, and the process it came from.
+// notice is an event on the wire, and the process it came from; or a
+// process's hello, when it starts listening, which carries no event.
 type notice struct {
-	From string    `json:"from"`
-	Ev   sim.Event `json:"ev"`
+	From  string    `json:"from"`
+	Ev    sim.Event `json:"ev"`
+	Hello bool      `json:"hello,omitempty"`
 }
 
 // Config is what a Cluster depends on.
@@ -63,6 +68,11 @@ type Cluster struct {
 	id  string      // this process, to know its own notices
 	own string      // how each of its own notices begins (encode)
 	sub *events.Sub // this process's events, on their way out
+	// others is whether another process listens, or has: this process's
+	// live events go out only then (send). It is known at the start (the
+	// listeners on the database) and from any notice of another heard,
+	// such as the hello each process sends when it starts listening.
+	others atomic.Bool
 
 	// in holds what the listener heard until it is brought in (take): the
 	// listener reads on while a notice is handled, and more than incoming
@@ -94,6 +104,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.cancel()
 		return nil, err
 	}
+	if err := c.greet(ctx, conn); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		c.cancel()
+		return nil, err
+	}
 	c.sub = cfg.Bus.Subscribe(outgoing)
 	c.in = events.New(cfg.Clock.Now)
 	c.inSub = c.in.Subscribe(incoming)
@@ -115,6 +130,23 @@ func (c *Cluster) Close() {
 	c.sub.Close()
 	c.inSub.Close()
 	c.wg.Wait()
+}
+
+// greet learns, on the listening connection, whether another process
+// listens already, and says hello to those that do, so that they send
+// their live events from now on. A process that starts alone sends none
+// (nobody would hear them) until it hears of another.
+func (c *Cluster) greet(ctx context.Context, conn *pgx.Conn) error {
+	var n int
+	err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()`, listenerName).Scan(&n)
+	if err != nil {
+		return err
+	}
+	c.others.Store(n > 0)
+	hello, _ := json.Marshal(notice{From: c.id, Hello: true})
+	_, err = conn.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(hello))
+	return err
 }
 
 func (c *Cluster) spawn(f func()) {

@@ -74,3 +74,50 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A process that starts alone sends no live events (nobody would hear
+// them); one that starts beside it says hello, and from then on hears the
+// first's events, as the first hears its.
+func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := func(heard chan<- string) (*Cluster, *events.Bus) {
+		bus := events.New(time.Now)
+		c, err := Start(ctx, Config{Store: s, Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Heard: func(_ context.Context, ev sim.Event) { heard <- ev.Lab }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c, bus
+	}
+	heard1, heard2 := make(chan string, 16), make(chan string, 16)
+	first, bus1 := start(heard1)
+	if first.others.Load() {
+		t.Fatal("a process alone believes another listens")
+	}
+	second, bus2 := start(heard2)
+	if !second.others.Load() {
+		t.Error("a process that starts beside another does not know it")
+	}
+	waitFor(t, "the first to hear the second's hello", first.others.Load)
+	bus1.Publish(sim.Event{Lab: "lab-1", Kind: sim.EventCharge})
+	bus2.Publish(sim.Event{Lab: "lab-2", Kind: sim.EventCharge})
+	for _, c := range []struct {
+		heard <-chan string
+		want  string
+	}{{heard2, "lab-1"}, {heard1, "lab-2"}} {
+		select {
+		case got := <-c.heard:
+			if got != c.want {
+				t.Errorf("heard an event of %q, want %q", got, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the event of %s was not heard within 10 s", c.want)
+		}
+	}
+}

@@ -78,7 +78,11 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			c.startOver()
 			continue
 		}
-		if msg.From != c.id {
+		if msg.From == c.id {
+			continue
+		}
+		c.others.Store(true)
+		if !msg.Hello {
 			c.in.Publish(msg.Ev)
 		}
 	}

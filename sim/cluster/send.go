@@ -88,7 +88,7 @@ func (c *Cluster) gather(batch []string, owed bool) ([]string, bool) {
 
 // add appends the notice of a local live event to batch.
 func (c *Cluster) add(batch []string, ev sim.Event) []string {
-	if ev.Remote || toldInTx(ev.Kind) {
+	if ev.Remote || toldInTx(ev.Kind) || !c.others.Load() {
 		return batch
 	}
 	return append(batch, c.encode(ev))
