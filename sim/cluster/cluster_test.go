@@ -21,11 +21,7 @@ import (
 // start over, and drops what it keeps.
 func TestFallingBehindStartsOver(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	release := make(chan struct{})
 	var (
 		mu    sync.Mutex
@@ -63,6 +59,17 @@ func TestFallingBehindStartsOver(t *testing.T) {
 	})
 }
 
+// openStore opens a store on a PostgreSQL database of the test's own.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // waitFor polls cond for a few seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -80,11 +87,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // first's events, as the first hears its.
 func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.Database(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	start := func(heard chan<- string) (*Cluster, *events.Bus) {
 		bus := events.New(time.Now)
 		c, err := Start(ctx, Config{Store: s, Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
