@@ -24,7 +24,7 @@ func TestBrowserErrorPages(t *testing.T) {
 	open := func(url string) {
 		t.Helper()
 		l.do(chromedp.Navigate(url))
-		l.waitJS(`document.readyState === "complete" && document.querySelector('[data-testid="error-page"]')`, "the error page")
+		l.waitAfterNavigation(`document.querySelector('[data-testid="error-page"]')`, "the error page") // the old page may still be going
 	}
 	for _, size := range []struct {
 		name   string

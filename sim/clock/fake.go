@@ -59,6 +59,21 @@ func (f *Fake) Timers() int {
 	return len(f.timers)
 }
 
+// TimersOf is how many timers set for d (not tickers) wait on the clock
+// now: a test waits for the code under test's own, whatever else of the
+// program sets timers meanwhile.
+func (f *Fake) TimersOf(d time.Duration) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, t := range f.timers {
+		if t.after == d && t.every == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // next is the earliest timer due by end, or nil; f.mu is held.
 func (f *Fake) next(end time.Time) *fakeTimer {
 	var first *fakeTimer

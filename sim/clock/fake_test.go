@@ -156,3 +156,21 @@ func TestFakeAfterFunc(t *testing.T) {
 	default:
 	}
 }
+
+// TimersOf counts the timers set for one duration, not tickers of it nor
+// timers of another, and forgets a timer once it has fired.
+func TestFakeTimersOf(t *testing.T) {
+	f := clock.NewFake(start)
+	f.NewTimer(time.Second)
+	f.AfterFunc(time.Second, func() {})
+	f.NewTimer(2 * time.Second)
+	tk := f.NewTicker(time.Second)
+	defer tk.Stop()
+	if got := f.TimersOf(time.Second); got != 2 {
+		t.Errorf("TimersOf(1s) = %d, want 2", got)
+	}
+	f.Advance(time.Second)
+	if got := f.TimersOf(time.Second); got != 0 {
+		t.Errorf("TimersOf(1s) after they fired = %d, want 0", got)
+	}
+}

@@ -74,12 +74,12 @@ func TestCheckThenInsertRace(t *testing.T) {
 					s.CheckGapMS, s.Isolation = int(gap/time.Millisecond), tc.isolation
 				})
 				c := sim.Charge{OrderID: "order-42", Amount: 1500, Key: key("race")}
-				timers := b.Clock.Timers()
+				timers := b.Clock.TimersOf(gap)
 				var got []result
 				done := make(chan struct{})
 				go func() { got = b.race(l, 2, c); close(done) }()
 				t.Cleanup(func() { b.Clock.Advance(gap); <-done }) // a racer never outlives the test
-				waitFor(t, "both racers in the gap", func() bool { return b.Clock.Timers() == timers+2 })
+				waitFor(t, "both racers in the gap", func() bool { return b.Clock.TimersOf(gap) == timers+2 })
 				b.Clock.Advance(gap)
 				<-done
 				if diff := cmp.Diff(tc.told, count(got)); diff != "" {

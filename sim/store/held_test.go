@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,5 +141,66 @@ func TestLaterOnSQLiteWritesAtOnce(t *testing.T) {
 		if !errors.Is(err, want) || (want == nil && err != nil) {
 			t.Errorf("write %d: %v, want %v", i, err, want)
 		}
+	}
+}
+
+// A lab writer's batch asks for every numbering the batches asked before
+// in one statement, with its own arguments, when it first asks for one:
+// the numbers are those asked one at a time would be, and a numbering
+// that answers no row with them (its row gone) does not fail the others.
+func TestNumbersAskedTogether(t *testing.T) {
+	s := openMember(t, pgtest.Database(t), nil)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE nums (lab TEXT PRIMARY KEY, a BIGINT NOT NULL, b BIGINT NOT NULL)`,
+		`INSERT INTO nums VALUES ('x', 10, 100), ('y', 20, 200)`,
+	} {
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const (
+		qa = `SELECT a FROM nums WHERE lab = ?1`
+		qb = `SELECT b, a + b FROM nums WHERE lab = ?1`
+	)
+	ask := func(lab string, bOnly bool) (got []int64, err error) {
+		err = s.WriteLab(ctx, "lab-n", func(tx *Tx) error {
+			got = nil
+			if !bOnly {
+				a, err := tx.Next(qa, lab)
+				if err != nil {
+					return err
+				}
+				got = append(got, a)
+			}
+			ns, err := tx.NextRow(qb, lab)
+			got = append(got, ns...)
+			return err
+		})
+		return got, err
+	}
+	for i, c := range []struct {
+		lab   string
+		bOnly bool
+		want  []int64
+	}{
+		{"x", false, []int64{11, 101, 111}}, // each asked alone, and remembered
+		{"x", true, []int64{101, 111}},      // b first: a asked with it
+		{"y", false, []int64{21, 201, 221}}, // another lab's: both at once, with its id
+		{"x", false, []int64{11, 101, 111}},
+	} {
+		got, err := ask(c.lab, c.bOnly)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ask %d (%s): %v, %v; want %v", i, c.lab, got, err, c.want)
+		}
+	}
+	if _, err := s.Exec(ctx, `DELETE FROM nums WHERE lab = 'y'`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ask("x", false); err != nil || !slices.Equal(got, []int64{11, 101, 111}) {
+		t.Errorf("with a remembered numbering's row gone: %v, %v; want [11 101 111]", got, err)
+	}
+	if _, err := ask("y", true); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("the numbering whose row is gone: %v, want no rows", err)
 	}
 }

@@ -34,9 +34,10 @@ const deadlockRetries = 3
 // written to now have a writer each, which goes when its last transaction
 // is done, so they are as many as the labs written to at once.
 type pgWrites struct {
-	s    *Store
-	mu   sync.Mutex
-	labs map[string]*labWriter
+	s     *Store
+	mu    sync.Mutex
+	labs  map[string]*labWriter
+	asked pgsql.Asked // the numberings the labs' batches ask for, asked together
 }
 
 type labWriter struct {
@@ -57,7 +58,7 @@ func (p *pgWrites) take(lab string) *labWriter {
 	lw := p.labs[lab]
 	if lw == nil {
 		s := p.s
-		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: p.settle, lock: s.lock, announce: s.tw.announce,
+		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: p.settle, asked: &p.asked, lock: s.lock, announce: s.tw.announce,
 			savepoint: s.tw.savepoint, rollbackTo: s.tw.rollbackTo, release: s.tw.release}}
 		p.labs[lab] = lw
 	}

@@ -90,22 +90,7 @@ func (t *Tx) Next(query string, args ...any) (int64, error) {
 // NextRow is Next for a query that answers a row of such numbers, each
 // counted on alike.
 func (t *Tx) NextRow(query string, args ...any) ([]int64, error) {
-	key := query + fmt.Sprint(args...)
-	if ns, ok := t.b.Next(key); ok {
-		return ns, nil
-	}
-	if err := t.b.Flush(t.ctx, t.tx); err != nil { // a read: the held writes go first
-		return nil, err
-	}
-	ns, err := pgsql.Ints(t.ctx, t.tx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ns {
-		ns[i]++
-	}
-	t.b.Counted(key, ns)
-	return ns, nil
+	return t.b.Numbers(t.ctx, t.tx, query, args...)
 }
 
 // Context is the context of the caller whose transaction this is.

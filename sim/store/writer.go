@@ -65,7 +65,8 @@ type writer struct {
 	// whether a COMMIT whose answer was lost committed.
 	first  func(context.Context, *sql.Tx) (int64, error)
 	settle func(xid int64, err error) error
-	lock   *sql.Stmt // PostgreSQL: a key's lock, for Tx.LockKey
+	asked  *pgsql.Asked // PostgreSQL's lab writer: the numbers its batches ask for
+	lock   *sql.Stmt    // PostgreSQL: a key's lock, for Tx.LockKey
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
@@ -205,7 +206,7 @@ func (w *writer) commit(batch []*txJob, savepoints bool) []error {
 	an := w.announce.Load()
 	var told []sim.Event // what the jobs that succeed tell, in their order
 	panicked := -1
-	b := &pgsql.Batch{Hold: !savepoints}
+	b := &pgsql.Batch{Hold: !savepoints, Asked: w.asked}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			errs[i] = err // its caller has gone: nothing of it is written

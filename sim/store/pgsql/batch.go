@@ -13,7 +13,8 @@ import (
 // counted in memory. Its methods take a nil Batch (a transaction of its
 // own) as one that holds and counts nothing.
 type Batch struct {
-	Hold bool
+	Hold  bool
+	Asked *Asked // the batch's writer's numberings; nil: none remembered
 	Pending
 	next   map[string][]int64
 	Failed error // a flush of held writes failed: the batch is to run again

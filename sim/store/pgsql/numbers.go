@@ -1,0 +1,147 @@
+package pgsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// maxAsked bounds the numberings a writer remembers: a lab's batches ask
+// for a few (a payment's, an action's).
+const maxAsked = 8
+
+// Asked is the numberings that batches have asked for (Numbers), so that
+// a batch asks for all of them in one statement when it first asks for
+// one: the labs' batches ask alike, each with the lab's id, and each ask
+// is a round trip. A numbering is remembered by its text; a batch asks
+// those that take as many arguments as the one it asks for, with its
+// arguments. It is safe for concurrent use.
+type Asked struct {
+	mu sync.Mutex
+	qs []asked
+}
+
+// asked is one numbering: its query, how many arguments it takes, and how
+// many numbers its row has.
+type asked struct {
+	query      string
+	args, cols int
+}
+
+func (a *Asked) known(query string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.ContainsFunc(a.qs, func(q asked) bool { return q.query == query })
+}
+
+func (a *Asked) note(q asked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m, err := placeholders(q.query); err != nil || m != q.args || slices.Contains(a.qs, q) {
+		return // asked alone: its placeholders cannot be numbered after others'
+	}
+	if len(a.qs) == maxAsked {
+		a.qs = a.qs[1:]
+	}
+	a.qs = append(a.qs, q)
+}
+
+// like is the numberings that take n arguments.
+func (a *Asked) like(n int) []asked {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var qs []asked
+	for _, q := range a.qs {
+		if q.args == n {
+			qs = append(qs, q)
+		}
+	}
+	return qs
+}
+
+// Numbers is the numbers after the highest that query (numbered
+// placeholders) answers, a row of integers, for rows the transaction is
+// about to write: asked of the database the first time in the batch,
+// then counted on in memory (Next) until Forget. The held writes go
+// first. When the batch's writer has asked for other numberings before,
+// they are asked in the same statement.
+func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+	key := query + fmt.Sprint(args...)
+	if ns, ok := b.Next(key); ok {
+		return ns, nil
+	}
+	if err := b.Flush(ctx, tx); err != nil {
+		return nil, err
+	}
+	if b != nil && b.Asked != nil && b.Asked.known(query) {
+		ns, err := b.askAll(ctx, tx, query, args)
+		if !errors.Is(err, sql.ErrNoRows) && !errors.Is(err, errAlone) {
+			return ns, err
+		}
+		// One of them answers no row with these arguments: ask alone.
+	}
+	ns, err := Ints(ctx, tx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil && b.Asked != nil {
+		b.Asked.note(asked{query, len(args), len(ns)})
+	}
+	for i := range ns {
+		ns[i]++
+	}
+	b.Counted(key, ns)
+	return ns, nil
+}
+
+// askAll asks for every numbering remembered that takes as many
+// arguments as query, with args, in one statement, and takes the first
+// numbers of query's.
+func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any) ([]int64, error) {
+	qs := b.Asked.like(len(args))
+	var (
+		q   strings.Builder
+		all []any
+	)
+	q.WriteString("SELECT * FROM ")
+	for i, a := range qs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(")
+		renumber(&q, a.query, len(all))
+		fmt.Fprintf(&q, ") AS n%d", i)
+		all = append(all, args...)
+	}
+	row, err := Ints(ctx, tx, q.String(), all...)
+	if err != nil {
+		return nil, err
+	}
+	var mine []int64
+	for _, a := range qs {
+		if len(row) < a.cols {
+			return nil, fmt.Errorf("pgsql: numbers: %d columns, want %d more", len(row), a.cols)
+		}
+		ns := row[:a.cols:a.cols]
+		row = row[a.cols:]
+		if a.query == query {
+			for i := range ns {
+				ns[i]++
+			}
+			mine = ns
+		}
+		b.Counted(a.query+fmt.Sprint(args...), ns) // the highest taken; the next ask counts on
+	}
+	if mine == nil {
+		return nil, errAlone
+	}
+	return mine, nil
+}
+
+// errAlone is askAll's word that the numbering is to be asked alone: it
+// was forgotten meanwhile.
+var errAlone = errors.New("pgsql: ask alone")
