@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -99,7 +98,11 @@ func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
 			if err != nil {
 				return err
 			}
-			st.add(text, len(chunk), slices.Concat(chunk...)...)
+			var args []any // the rows' arguments, row after row
+			for _, r := range chunk {
+				args = append(args, r...)
+			}
+			st.add(text, len(chunk), args...)
 		}
 	}
 	for _, f := range finals {
