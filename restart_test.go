@@ -112,9 +112,9 @@ func (r *restartRun) hold() []*hold {
 			close(h.done)
 		}()
 	}
-	claimed := func() bool {
-		ops, _ := getJSON(t, r.b.URL+r.slow+"/operations")["operations"].([]any)
-		return len(ops) > 0 && keyState(t, r.b.URL+r.slow, "held-charge") == "in-flight"
+	claimed := func() bool { // the held charge's key, and the key of the operation's charge
+		k := attemptKey(t, r.b.URL+r.slow)
+		return k != "" && keyState(t, r.b.URL+r.slow, k) == "in-flight" && keyState(t, r.b.URL+r.slow, "held-charge") == "in-flight"
 	}
 	if !waitUntil(10*time.Second, claimed) {
 		t.Fatal("B did not claim the held keys within 10 s")
@@ -125,6 +125,22 @@ func (r *restartRun) hold() []*hold {
 		}
 	}
 	return holds
+}
+
+// attemptKey is the key of the first attempt of the lab's first
+// operation, or "" before there is one.
+func attemptKey(t *testing.T, lab string) string {
+	t.Helper()
+	ops, _ := getJSON(t, lab+"/operations")["operations"].([]any)
+	if len(ops) == 0 {
+		return ""
+	}
+	as, _ := ops[0].(map[string]any)["attempts"].([]any)
+	if len(as) == 0 {
+		return ""
+	}
+	k, _ := as[0].(map[string]any)["key"].(string)
+	return k
 }
 
 // retry sends h's request again, with its key, through p.
