@@ -123,11 +123,7 @@ func heldBatch(t *testing.T, s *Store) (batch func([]string) ([]error, int64), c
 // error there and then.
 func TestLaterOnSQLiteWritesAtOnce(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	if _, err := s.Exec(ctx, `CREATE TABLE held (k TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}

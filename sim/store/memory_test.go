@@ -19,16 +19,7 @@ func TestMemoryDatabasesStartFromTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	a, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openMemory(t), openMemory(t)
 	shape := func(s *Store) (out []string) {
 		rows, err := s.Query(ctx, `SELECT type || ' ' || name FROM sqlite_schema ORDER BY 1`)
 		if err != nil {

@@ -132,11 +132,7 @@ func hearUntil(t *testing.T, conn *pgx.Conn, last string) []string {
 // notices are dropped, and the transaction commits as ever.
 func TestNoticesOnSQLiteAreNobodys(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	s.Announce("test_notices", func(ev sim.Event) string { return ev.Lab })
 	insert := testTable(t, s)
 	if err := s.Write(ctx, func(tx *Tx) error {

@@ -17,12 +17,7 @@ import (
 // two of them is seen as between serial transactions.
 // On PostgreSQL the batch is a lab's, and runs first without savepoints.
 func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	keptApart(t, s, s.Write, func(n int) { waitQueued(t, s, n) })
 }
 
@@ -118,6 +113,18 @@ func testTable(t *testing.T, s *Store) func(tx *Tx, name string, unique any) err
 	}
 }
 
+// openMemory opens a store on an in-memory SQLite database, closed when
+// the test ends.
+func openMemory(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func countJobs(t *testing.T, s *Store) (n int) {
 	t.Helper()
 	if err := s.r.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil {
@@ -189,11 +196,7 @@ func TestWriterSurvivesPanic(t *testing.T) {
 // at once, without running, and the writer goes on with the others.
 func TestWriterHonoursContextWhileQueued(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMemory(t)
 	insert := testTable(t, s)
 	release := make(chan struct{})
 	held := make(chan error, 1)

@@ -14,22 +14,23 @@ import (
 // placeholder must be in the row; rest (ON CONFLICT) takes its values from
 // excluded, and returns nothing: a held write is counted by its rows.
 func Fold(q string, n, from int) (string, error) {
-	at := valuesAt(q)
+	u := unquoted(q) // where placeholders and parentheses are looked for
+	at := valuesAt(u)
 	if at < 0 {
 		return "", fmt.Errorf("pgsql: fold: no VALUES in %.80q", q)
 	}
-	end := closing(q, at)
+	end := closing(u, at)
 	if end < 0 {
 		return "", fmt.Errorf("pgsql: fold: the row of %.80q does not close", q)
 	}
-	row, rest := q[at:end+1], q[end+1:]
-	if strings.Contains(unquoted(rest), "?") || strings.Contains(unquoted(q[:at]), "?") {
+	row, urow, rest := q[at:end+1], u[at:end+1], q[end+1:]
+	if strings.Contains(u[end+1:], "?") || strings.Contains(u[:at], "?") {
 		return "", fmt.Errorf("pgsql: fold: a placeholder outside the row of %.80q", q)
 	}
-	if strings.Contains(strings.ToUpper(unquoted(rest)), "RETURNING") {
+	if strings.Contains(strings.ToUpper(u[end+1:]), "RETURNING") {
 		return "", fmt.Errorf("pgsql: fold: a held write returns nothing: %.80q", q)
 	}
-	m, err := placeholders(row)
+	m, err := placeholders(urow)
 	if err != nil {
 		return "", fmt.Errorf("pgsql: fold %.80q: %w", q, err)
 	}
@@ -40,15 +41,15 @@ func Fold(q string, n, from int) (string, error) {
 		if r > 0 {
 			b.WriteString(", ")
 		}
-		renumber(&b, row, from+r*m)
+		renumber(&b, row, urow, from+r*m)
 	}
 	b.WriteString(rest)
 	return b.String(), nil
 }
 
-// valuesAt is where the row after the first VALUES outside quotes opens.
-func valuesAt(q string) int {
-	u := strings.ToUpper(unquoted(q))
+// valuesAt is where the row after the first VALUES of u (unquoted) opens.
+func valuesAt(u string) int {
+	u = strings.ToUpper(u)
 	i := strings.Index(u, "VALUES")
 	if i < 0 {
 		return -1
@@ -60,17 +61,14 @@ func valuesAt(q string) int {
 	return i + j
 }
 
-// closing is where the parenthesis that opens at i closes.
-func closing(q string, i int) int {
-	depth, quoted := 0, false
-	for ; i < len(q); i++ {
-		switch c := q[i]; {
-		case c == '\'':
-			quoted = !quoted
-		case quoted:
-		case c == '(':
+// closing is where the parenthesis of u (unquoted) that opens at i closes.
+func closing(u string, i int) int {
+	depth := 0
+	for ; i < len(u); i++ {
+		switch u[i] {
+		case '(':
 			depth++
-		case c == ')':
+		case ')':
 			if depth--; depth == 0 {
 				return i
 			}
@@ -93,42 +91,45 @@ func unquoted(q string) string {
 	return string(b)
 }
 
-// placeholders is the highest ?N in row; a bare ? is refused, being
-// numbered by its place in the whole statement.
-func placeholders(row string) (int, error) {
+// placeholderAt reads the placeholder at u[i] ('?'): its number (0 for a
+// bare ?) and where it ends.
+func placeholderAt(u string, i int) (k, end int) {
+	end = i + 1
+	for end < len(u) && u[end] >= '0' && u[end] <= '9' {
+		end++
+	}
+	k, _ = strconv.Atoi(u[i+1 : end])
+	return k, end
+}
+
+// placeholders is the highest ?N in u (unquoted); a bare ? is refused,
+// being numbered by its place in the whole statement.
+func placeholders(u string) (int, error) {
 	m := 0
-	u := unquoted(row)
-	for i := 0; i < len(u); i++ {
-		if u[i] != '?' {
-			continue
-		}
-		j := i + 1
-		for j < len(u) && u[j] >= '0' && u[j] <= '9' {
-			j++
-		}
-		if j == i+1 {
+	for i := strings.IndexByte(u, '?'); i >= 0; {
+		k, end := placeholderAt(u, i)
+		if k == 0 {
 			return 0, errors.New("a bare ? (number it)")
 		}
-		k, _ := strconv.Atoi(u[i+1 : j])
 		m = max(m, k)
+		next := strings.IndexByte(u[end:], '?')
+		if next < 0 {
+			break
+		}
+		i = end + next
 	}
 	return m, nil
 }
 
-// renumber writes row with each ?k as $(k+by).
-func renumber(b *strings.Builder, row string, by int) {
-	u := unquoted(row)
-	for i := 0; i < len(row); i++ {
+// renumber writes q, whose unquoted text is u, with each ?k as $(k+by).
+func renumber(b *strings.Builder, q, u string, by int) {
+	for i := 0; i < len(q); i++ {
 		if u[i] != '?' {
-			b.WriteByte(row[i])
+			b.WriteByte(q[i])
 			continue
 		}
-		j := i + 1
-		for j < len(u) && u[j] >= '0' && u[j] <= '9' {
-			j++
-		}
-		k, _ := strconv.Atoi(u[i+1 : j])
+		k, end := placeholderAt(u, i)
 		b.WriteString("$" + strconv.Itoa(k+by))
-		i = j - 1
+		i = end - 1
 	}
 }

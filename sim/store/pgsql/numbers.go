@@ -41,7 +41,7 @@ func (a *Asked) known(query string) bool {
 func (a *Asked) note(q asked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if m, err := placeholders(q.query); err != nil || m != q.args || slices.Contains(a.qs, q) {
+	if m, err := placeholders(unquoted(q.query)); err != nil || m != q.args || slices.Contains(a.qs, q) {
 		return // asked alone: its placeholders cannot be numbered after others'
 	}
 	if len(a.qs) == maxAsked {
@@ -70,7 +70,7 @@ func (a *Asked) like(n int) []asked {
 // first. When the batch's writer has asked for other numberings before,
 // they are asked in the same statement.
 func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
-	key := query + fmt.Sprint(args...)
+	key := numbering(query, args)
 	if ns, ok := b.Next(key); ok {
 		return ns, nil
 	}
@@ -98,6 +98,9 @@ func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...a
 	return ns, nil
 }
 
+// numbering is what the numbers of query with args are counted under.
+func numbering(query string, args []any) string { return query + fmt.Sprint(args...) }
+
 // askAll asks for every numbering remembered that takes as many
 // arguments as query, with args, in one statement, and takes the first
 // numbers of query's.
@@ -113,7 +116,7 @@ func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any
 			q.WriteString(", ")
 		}
 		q.WriteString("(")
-		renumber(&q, a.query, len(all))
+		renumber(&q, a.query, unquoted(a.query), len(all))
 		fmt.Fprintf(&q, ") AS n%d", i)
 		all = append(all, args...)
 	}
@@ -134,7 +137,7 @@ func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any
 			}
 			mine = ns
 		}
-		b.Counted(a.query+fmt.Sprint(args...), ns) // the highest taken; the next ask counts on
+		b.Counted(numbering(a.query, args), ns) // the highest taken; the next ask counts on
 	}
 	if mine == nil {
 		return nil, errAlone

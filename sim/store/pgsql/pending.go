@@ -107,7 +107,7 @@ func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
 	}
 	for _, f := range finals {
 		var b strings.Builder
-		renumber(&b, f.query, st.params())
+		renumber(&b, f.query, unquoted(f.query), st.params())
 		st.add(b.String(), 1, f.args...)
 	}
 	return st.run(ctx, tx)
