@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,11 +99,19 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 		t.Cleanup(c.Close)
 		return c, bus
 	}
+	// A listener of the test's own, which no process counts as another:
+	// it hears what goes out on the channel, in order.
+	raw, err := listenOn(ctx, s.Pool().Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(context.Background())
 	heard1, heard2 := make(chan string, 16), make(chan string, 16)
 	first, bus1 := start(heard1)
 	if first.others.Load() {
 		t.Fatal("a process alone believes another listens")
 	}
+	bus1.Publish(sim.Event{Lab: "lab-alone", Kind: sim.EventCharge}) // goes out before lab-1, if at all
 	second, bus2 := start(heard2)
 	if !second.others.Load() {
 		t.Error("a process that starts beside another does not know it")
@@ -121,6 +130,20 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Errorf("the event of %s was not heard within 10 s", c.want)
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		n, err := raw.WaitForNotification(wait)
+		if err != nil {
+			t.Fatalf("the first's lab-1 not on the channel: %v", err)
+		}
+		if strings.Contains(n.Payload, `"lab-alone"`) {
+			t.Fatalf("the first sent an event while alone: %s", n.Payload)
+		}
+		if strings.Contains(n.Payload, `"lab-1"`) {
+			return
 		}
 	}
 }

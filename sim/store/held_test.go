@@ -150,13 +150,14 @@ func TestNumbersAskedTogether(t *testing.T) {
 	for _, q := range []string{
 		`CREATE TABLE nums (lab TEXT PRIMARY KEY, a BIGINT NOT NULL, b BIGINT NOT NULL)`,
 		`INSERT INTO nums VALUES ('x', 10, 100), ('y', 20, 200)`,
+		`CREATE SEQUENCE asks_of_a`, // counts the times a is asked
 	} {
 		if _, err := s.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const (
-		qa = `SELECT a FROM nums WHERE lab = ?1`
+		qa = `SELECT a + 0 * nextval('asks_of_a') FROM nums WHERE lab = ?1`
 		qb = `SELECT b, a + b FROM nums WHERE lab = ?1`
 	)
 	ask := func(lab string, bOnly bool) (got []int64, err error) {
@@ -188,6 +189,12 @@ func TestNumbersAskedTogether(t *testing.T) {
 		got, err := ask(c.lab, c.bOnly)
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("ask %d (%s): %v, %v; want %v", i, c.lab, got, err, c.want)
+		}
+		if i == 1 { // the batch asked for b alone: a went with it
+			var asks int
+			if err := s.r.QueryRowContext(ctx, `SELECT last_value FROM asks_of_a`).Scan(&asks); err != nil || asks != 2 {
+				t.Errorf("a asked %d times after a batch that asked for b alone (%v); want 2: asked with b", asks, err)
+			}
 		}
 	}
 	if _, err := s.Exec(ctx, `DELETE FROM nums WHERE lab = 'y'`); err != nil {
