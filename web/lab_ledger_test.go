@@ -2,11 +2,11 @@ package web_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"idemlab/sim"
@@ -33,34 +33,42 @@ func TestPaymentNumbersAreTheLabs(t *testing.T) {
 
 // The counts kept by triggers (payments, total, orders charged more than
 // once, orders charged more often than bought) always equal what counting
-// the ledger says, through charges, purchases and resets in any order.
+// the ledger says, through charges, purchases and resets in any order; on
+// SQLite (a trigger for each row) and on PostgreSQL (one for each
+// statement, which counts a batch's payments together: some steps charge
+// one order from several clients at once).
 func TestKeptCountsEqualTheLedger(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "lab.db")
-	s := startServer(t, withDB(db))
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		keptCountsEqualTheLedger(t, startServer(t, withDB(filepath.Join(t.TempDir(), "lab.db"))))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		keptCountsEqualTheLedger(t, startServer(t, withPostgres(t)))
+	})
+}
+
+func keptCountsEqualTheLedger(t *testing.T, s *testServer) {
 	lab := s.newLab(`{"protection":"none"}`)
-	raw, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	ctx := context.Background()
 	check := func(step int) {
 		t.Helper()
 		var want sim.Totals
 		q := `SELECT COUNT(*), COALESCE(SUM(amount), 0) FROM payments WHERE lab_id = ?`
-		if err := raw.QueryRow(q, labID(lab)).Scan(&want.Payments, &want.Total); err != nil {
+		if err := s.House.Store.QueryRow(ctx, q, labID(lab)).Scan(&want.Payments, &want.Total); err != nil {
 			t.Fatal(err)
 		}
-		q = `SELECT COUNT(*), COALESCE(SUM(c > (SELECT COUNT(*) FROM operations o WHERE o.lab_id = ?1 AND o.order_id = p.order_id)), 0)
+		q = `SELECT COUNT(*), COALESCE(SUM(CASE WHEN c > (SELECT COUNT(*) FROM operations o WHERE o.lab_id = ?1 AND o.order_id = p.order_id) THEN 1 ELSE 0 END), 0)
 FROM (SELECT order_id, COUNT(*) AS c FROM payments WHERE lab_id = ?1 GROUP BY order_id HAVING COUNT(*) > 1) p`
-		if err := raw.QueryRow(q, labID(lab)).Scan(&want.Doubled, &want.Overcharged); err != nil {
+		if err := s.House.Store.QueryRow(ctx, q, labID(lab)).Scan(&want.Doubled, &want.Overcharged); err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.House.Labs.Lab(context.Background(), labID(lab))
+		l, err := s.House.Labs.Lab(ctx, labID(lab))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.House.Ledger.Totals(context.Background(), l)
+		got, err := s.House.Ledger.Totals(ctx, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +79,20 @@ FROM (SELECT order_id, COUNT(*) AS c FROM payments WHERE lab_id = ?1 GROUP BY or
 	for step := range 120 {
 		order := fmt.Sprintf("order-%d", step*7%5)
 		switch step % 6 {
-		case 0, 1:
+		case 0:
 			s.must(http.StatusCreated, "POST", lab+"/charges", fmt.Sprintf(`{"order_id":%q,"amount":%d}`, order, 100+step))
+		case 1: // one order charged by several clients at once, and another beside it
+			var wg sync.WaitGroup
+			for i := range 5 {
+				wg.Go(func() {
+					o := order
+					if i == 4 {
+						o = "order-other"
+					}
+					s.must(http.StatusCreated, "POST", lab+"/charges", fmt.Sprintf(`{"order_id":%q,"amount":%d}`, o, 100+i))
+				})
+			}
+			wg.Wait()
 		case 2, 3:
 			s.operation(lab, fmt.Sprintf(`{"order_id":%q,"amount":100,"fate":"response-lost"}`, order))
 		case 4:
