@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"idemlab/sim/pgtest"
 )
@@ -206,4 +207,84 @@ func TestNumbersAskedTogether(t *testing.T) {
 	if _, err := ask("y", true); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("the numbering whose row is gone: %v, want no rows", err)
 	}
+}
+
+// A lab's next batch begins while one runs: its first statement waits in
+// the database for the lab's lock, and once it has it reads the numbers
+// the batch counts on (lab_turn), as the batch before left them, without
+// asking again.
+func TestNextBatchBeginsWhileOneRuns(t *testing.T) {
+	dsn := pgtest.Database(t)
+	s := openMember(t, dsn, nil)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE nums (lab TEXT PRIMARY KEY, a BIGINT NOT NULL)`,
+		`INSERT INTO nums VALUES ('lab-t', 10)`,
+		`CREATE SEQUENCE asks_of_a`, // counts the times a is read
+	} {
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const qa = `SELECT a + 0 * nextval('asks_of_a') FROM nums WHERE lab = ?1`
+	asks := func() (n int) {
+		if err := s.r.QueryRowContext(ctx, `SELECT last_value FROM asks_of_a`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	next := func(tx *Tx) (int64, error) { return tx.Next(qa, "lab-t") }
+	if n, err := doNext(s, next, nil); err != nil || n != 11 || asks() != 1 {
+		t.Fatalf("the first batch: %d, %v, read %d times; want 11, read once", n, err, asks())
+	}
+
+	// A batch that holds the lab, and moves a on before it commits.
+	release, running := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		_, err := doNext(s, next, func(tx *Tx) error {
+			close(running)
+			<-release
+			_, err := tx.Exec(`UPDATE nums SET a = 50 WHERE lab = 'lab-t'`)
+			return err
+		})
+		first <- err
+	}()
+	<-running
+	second := make(chan int64, 1)
+	go func() {
+		n, err := doNext(s, next, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		second <- n
+	}()
+	db := admin(t, dsn)
+	eventually(t, 5*time.Second, "the next batch waiting for the lab's lock", func() bool {
+		var n int
+		db.QueryRow(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
+		return n == 1
+	})
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := <-second; n != 51 {
+		t.Errorf("the next batch counted on %d; want 51: a as the batch before left it", n-1)
+	}
+	if got := asks(); got != 3 {
+		t.Errorf("a read %d times; want 3: once by each batch's first statement", got)
+	}
+}
+
+// doNext runs a lab batch that takes next's number, then runs then (nil:
+// nothing).
+func doNext(s *Store, next func(*Tx) (int64, error), then func(*Tx) error) (n int64, err error) {
+	err = s.WriteLab(context.Background(), "lab-t", func(tx *Tx) error {
+		if n, err = next(tx); err != nil || then == nil {
+			return err
+		}
+		return then(tx)
+	})
+	return n, err
 }

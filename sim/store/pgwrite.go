@@ -22,9 +22,10 @@ import (
 // ends; two keys that hash alike only wait on each other, never collide.
 const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 
-// labLockStep takes a lab's lock (?2), in the first statement of the
-// lab's writer's transactions, after the lease step.
-const labLockStep = `pg_advisory_xact_lock(hashtextextended(?2, 0))`
+// labTurnStep takes a lab's lock (?2), in the first statement of the
+// lab's writer's transactions, after the lease step; once it holds it, it
+// reads the numbers its batch will count on (?3, pgsql.Batch.Turn).
+const labTurnStep = `lab_turn(?2, ?3)`
 
 // deadlockRetries is how many times a writing transaction that PostgreSQL
 // chose to break a deadlock with runs again: it rolled back whole.
@@ -75,15 +76,30 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 }
 
 // labStep is the first statement of a lab's writer's transactions: the
-// lease step, then the lab's lock.
-func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx) (int64, error) {
-	return func(ctx context.Context, tx *sql.Tx) (int64, error) { return p.s.m.hold(ctx, tx, p.s.first, lab) }
+// lease step, then the lab's lock and the numbers its batch counts on.
+func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx, *pgsql.Batch) (int64, error) {
+	return func(ctx context.Context, tx *sql.Tx, b *pgsql.Batch) (int64, error) {
+		var (
+			held any
+			turn sql.NullString
+			asks any // NULL: nothing to ask
+		)
+		if q := b.Turn(); q != "" {
+			asks = q
+		}
+		xid, err := p.s.m.hold(ctx, tx, p.s.first, []any{&held, &turn}, lab, asks)
+		if err == nil {
+			b.CountedTurn(lab, turn)
+		}
+		return xid, err
+	}
 }
 
 // holdStep is the first statement of a writing transaction that numbers
 // nothing: the lease step alone.
-func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx) (int64, error) {
-	return p.s.m.hold(ctx, tx, p.s.hold)
+func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx, _ *pgsql.Batch) (int64, error) {
+	var held any
+	return p.s.m.hold(ctx, tx, p.s.hold, []any{&held})
 }
 
 // write runs fn in a writing transaction of its own, beside the others.
@@ -101,7 +117,7 @@ func (p *pgWrites) write(ctx context.Context, fn func(*Tx) error) error {
 
 // once is one try of write.
 func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
-	tx, xid, err := begin(ctx, p.s.w, nil, p.holdStep)
+	tx, xid, err := begin(ctx, p.s.w, nil, p.holdStep, nil)
 	if err != nil {
 		return err
 	}
@@ -123,17 +139,22 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 // whose every connection a restart ended still writes.
 const staleTries = 10
 
+// firstStep runs a writing transaction's first statement (PostgreSQL's),
+// with the batch its jobs will share (nil: a transaction of its own), and
+// returns the transaction's id.
+type firstStep func(context.Context, *sql.Tx, *pgsql.Batch) (int64, error)
+
 // begin begins a writing transaction and runs its first statement (first;
 // nil for none, SQLite's) and returns the transaction's id from it. A connection
 // the database ended while it lay in the pool (a restart) fails at its
 // first use; nothing of the transaction has run then, so it begins again
 // on another.
-func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first func(context.Context, *sql.Tx) (int64, error)) (*sql.Tx, int64, error) {
+func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep, b *pgsql.Batch) (*sql.Tx, int64, error) {
 	for try := 1; ; try++ {
 		tx, err := db.BeginTx(ctx, opts)
 		var xid int64
 		if err == nil && first != nil {
-			if xid, err = first(ctx, tx); err != nil {
+			if xid, err = first(ctx, tx, b); err != nil {
 				tx.Rollback()
 			}
 		}

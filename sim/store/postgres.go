@@ -39,7 +39,7 @@ func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	cfg.MaxConns = max(cfg.MaxConns, 8)
+	cfg.MaxConns = max(cfg.MaxConns, 16) // a lab written to holds two: its batch, and the next (writer.start)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) startPostgres(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.first, "SELECT " + txStep + ", (" + leaseStep + ", " + labLockStep + "::text)"},
+		{&s.first, "SELECT " + txStep + ", " + leaseStep + ", " + labTurnStep},
 		{&s.hold, "SELECT " + txStep + ", " + leaseStep},
 		{&s.lock, sqlKeyLock},
 	} {
@@ -104,7 +104,7 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 	if serializable {
 		opts.Isolation = sql.LevelSerializable
 	}
-	tx, xid, err := begin(ctx, s.w, opts, s.pg.holdStep)
+	tx, xid, err := begin(ctx, s.w, opts, s.pg.holdStep, nil)
 	if err != nil {
 		return err
 	}

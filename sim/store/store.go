@@ -66,7 +66,7 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.tw = &writer{db: s.w, announce: new(atomic.Pointer[announcer])}
+	s.tw = &writer{db: s.w, announce: new(atomic.Pointer[announcer]), turn: make(chan struct{}, 1)}
 	if s.pool == nil {
 		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
 	} else {

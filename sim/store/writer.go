@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 
 	"idemlab/sim"
+	"idemlab/sim/store/group"
 	"idemlab/sim/store/pgsql"
 )
 
@@ -34,19 +34,16 @@ func (p *PanicError) Error() string { return fmt.Sprintf("store: a transaction p
 var errBatchFailed = errors.New("store: another transaction of the same commit failed; nothing was written")
 
 // txJob is one writing transaction waiting for its turn.
-type txJob struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	done chan error    // its result, when another transaction's caller ran it
-	lead chan struct{} // told to run the queue itself
-}
+type txJob = group.Job[func(*Tx) error]
 
-// writer runs the store's writing transactions on its one connection, with
-// group commit and no goroutine of its own. A caller that finds the writer
-// idle runs its transaction at once, on its own goroutine. Callers that come
-// while it works queue; when it is done it hands the queue to the first of
-// them, who runs the whole queue as one transaction: each job inside a
-// savepoint of its own, so that one's failure rolls back only itself. Each
+// writer runs the store's writing transactions, with group commit and no
+// goroutine of its own (group.Queue). A caller that finds the writer idle
+// runs its transaction at once, on its own goroutine. Callers that come
+// while it works queue; the first of them starts the next batch (on
+// PostgreSQL it begins its transaction, which waits for the lab's lock),
+// and once the batch before has ended runs the whole queue as one
+// transaction: each job inside a savepoint of its own, so that one's
+// failure rolls back only itself. Each
 // still sees the jobs before it as committed, so the guarantees of UNIQUE,
 // ON CONFLICT and the replay claim are those of serial transactions; what
 // is shared is the commit (BEGIN, the WAL write), most of a small
@@ -63,7 +60,7 @@ type writer struct {
 	// that the lab's writes of every process run one batch at a time.
 	// It returns the transaction's id, by which settle (PostgreSQL) learns
 	// whether a COMMIT whose answer was lost committed.
-	first  func(context.Context, *sql.Tx) (int64, error)
+	first  firstStep
 	settle func(xid int64, err error) error
 	asked  *pgsql.Asked // PostgreSQL's lab writer: the numbers its batches ask for
 	lock   *sql.Stmt    // PostgreSQL: a key's lock, for Tx.LockKey
@@ -74,10 +71,9 @@ type writer struct {
 
 	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
-	mu     sync.Mutex
-	queue  []*txJob
-	busy   bool
-	closed bool
+	turn chan struct{} // SQLite: held by the batch that runs
+
+	queue group.Queue[func(*Tx) error]
 }
 
 // prepare prepares the savepoint statements of the group commits.
@@ -100,46 +96,26 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &txJob{ctx: ctx, fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return errClosed
+	j := group.NewJob(ctx, fn)
+	if starts, err := w.queue.Wait(j, errClosed); !starts {
+		return err
 	}
-	w.queue = append(w.queue, j)
-	if w.busy {
-		w.mu.Unlock()
-		select {
-		case err := <-j.done:
-			return err
-		case <-j.lead:
-		case <-ctx.Done():
-			if w.leave(j) {
-				return ctx.Err()
-			}
-			// Too late to leave: a leader holds it, or is handing over to it.
-			select {
-			case err := <-j.done:
-				return err
-			case <-j.lead:
-			}
-		}
-		w.mu.Lock()
+	// j starts the next batch, which takes the queue once its turn comes.
+	st, ok := w.start(ctx)
+	if !ok {
+		w.queue.Abandon(j)
+		return ctx.Err()
 	}
-	// j leads: the queue is empty but for j when the writer was idle, and
-	// the leader before hands over to the job at the head of the queue.
-	w.busy = true
-	n := min(len(w.queue), maxBatch)
-	batch := w.queue[:n:n]
-	w.queue = w.queue[n:]
-	w.mu.Unlock()
+	defer st.cancel()
+	batch := w.queue.Take(maxBatch)
+	defer w.end()
 
 	// On PostgreSQL, where each statement is a round trip, a batch first
 	// runs without a savepoint around each job, holding the writes it may
 	// (Tx.Later); if one fails, all of it runs again with savepoints.
-	errs := w.commit(batch, w.first == nil)
+	errs := w.commit(batch, st, w.first == nil)
 	if errs == nil {
-		errs = w.commit(batch, true)
+		errs = w.commit(batch, w.begin(context.Background()), true)
 	}
 	// The connection is the leader's until it hands over: the statements
 	// this batch met are compiled now, for the batches to come.
@@ -149,54 +125,74 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 		if b == j {
 			mine = errs[i]
 		} else {
-			b.done <- errs[i]
+			b.Done(errs[i])
 		}
 	}
-	w.handOver()
 	return mine
 }
 
-// leave takes j out of the queue if it is still there, waiting.
-func (w *writer) leave(j *txJob) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for i, q := range w.queue {
-		if q == j && (i > 0 || !w.handing(j)) {
-			w.queue = append(w.queue[:i:i], w.queue[i+1:]...)
-			return true
-		}
-	}
-	return false
+// begun is a batch's transaction, begun with its first statement.
+type begun struct {
+	tx     *sql.Tx
+	xid    int64
+	err    error
+	b      *pgsql.Batch       // what its jobs share; its first statement may have counted
+	cancel context.CancelFunc // ends the transaction's context, once it has ended
 }
 
-// handing reports whether j, at the head of the queue, was told to lead.
-func (w *writer) handing(j *txJob) bool { return len(j.lead) > 0 }
-
-// handOver passes the writer to the job at the head of the queue, or marks
-// it idle.
-func (w *writer) handOver() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.queue) > 0 {
-		w.queue[0].lead <- struct{}{}
-		return
+// start begins the next batch's transaction once its turn comes, or
+// reports false when ctx, the starting job's, ends first. On PostgreSQL
+// the turn is the lab's lock, which the first statement waits for: the
+// next batch begins while one runs, and the round trips of its BEGIN and
+// its first statement pass meanwhile. On SQLite (one connection) it is
+// the batch before having ended.
+func (w *writer) start(ctx context.Context) (begun, bool) {
+	if w.first == nil {
+		select {
+		case w.turn <- struct{}{}:
+			return w.begin(context.Background()), true
+		case <-ctx.Done():
+			return begun{}, false
+		}
 	}
-	w.busy = false
+	bctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, cancel)
+	st := w.begin(bctx)
+	st.cancel = cancel
+	if !stop() { // ctx ended: the wait was cut short, or its transaction rolls back
+		if st.err == nil {
+			st.tx.Rollback()
+		}
+		cancel()
+		return begun{}, false
+	}
+	return st, true
+}
+
+// begin begins a transaction of the writer.
+func (w *writer) begin(ctx context.Context) begun {
+	b := &pgsql.Batch{Asked: w.asked}
+	tx, xid, err := begin(ctx, w.db, nil, w.first, b)
+	return begun{tx, xid, err, b, func() {}}
+}
+
+// end marks a batch's end.
+func (w *writer) end() {
+	w.queue.End()
+	if w.first == nil {
+		<-w.turn
+	}
 }
 
 // close refuses new transactions; those queued still run.
-func (w *writer) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.closed = true
-}
+func (w *writer) close() { w.queue.Close() }
 
 // commit runs the batch in one transaction and returns each job's result;
 // without savepoints, nil when a job failed (the batch rolled back).
-func (w *writer) commit(batch []*txJob, savepoints bool) []error {
+func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 	errs := make([]error, len(batch))
 	ctx := context.Background()
-	tx, xid, err := begin(ctx, w.db, nil, w.first)
+	tx, xid, err := st.tx, st.xid, st.err
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
@@ -206,21 +202,22 @@ func (w *writer) commit(batch []*txJob, savepoints bool) []error {
 	an := w.announce.Load()
 	var told []sim.Event // what the jobs that succeed tell, in their order
 	panicked := -1
-	b := &pgsql.Batch{Hold: !savepoints, Asked: w.asked}
+	b := st.b
+	b.Hold = !savepoints
 	for i, j := range batch {
-		if err := j.ctx.Err(); err != nil {
+		if err := j.Ctx.Err(); err != nil {
 			errs[i] = err // its caller has gone: nothing of it is written
 			continue
 		}
-		t := &Tx{ctx: j.ctx, tx: tx, lock: w.lock, stmts: w.stmts, b: b}
+		t := &Tx{ctx: j.Ctx, tx: tx, lock: w.lock, stmts: w.stmts, b: b}
 		var mine []sim.Event
 		if an != nil {
 			t.told = &mine
 		}
 		if len(batch) == 1 || !savepoints {
-			errs[i] = call(j.fn, t)
+			errs[i] = call(j.Do, t)
 		} else {
-			errs[i] = w.inSavepoint(ctx, t, j.fn)
+			errs[i] = w.inSavepoint(ctx, t, j.Do)
 		}
 		if errs[i] != nil && len(batch) > 1 && !savepoints {
 			tx.Rollback()

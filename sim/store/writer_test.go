@@ -193,23 +193,36 @@ func TestWriterSurvivesPanic(t *testing.T) {
 }
 
 // A write whose context ends while it waits for the writer leaves the queue
-// at once, without running, and the writer goes on with the others.
+// at once, without running, and the writer goes on with the others: on
+// SQLite, and on PostgreSQL, where the write that waits first begins its
+// batch's transaction meanwhile (it waits for the lab's lock).
 func TestWriterHonoursContextWhileQueued(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		s := openMemory(t)
+		writerHonoursContextWhileQueued(t, s, s.Write, func(n int) { waitQueued(t, s, n) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		s := openMember(t, pgtest.Database(t), nil)
+		write := func(ctx context.Context, fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-1", fn) }
+		writerHonoursContextWhileQueued(t, s, write, func(n int) { waitLabQueued(t, s, "lab-1", n) })
+	})
+}
+
+func writerHonoursContextWhileQueued(t *testing.T, s *Store, write func(context.Context, func(*Tx) error) error, waitQueued func(int)) {
 	ctx := context.Background()
-	s := openMemory(t)
 	insert := testTable(t, s)
 	release := make(chan struct{})
 	held := make(chan error, 1)
-	go func() { held <- s.Write(ctx, func(tx *Tx) error { <-release; return insert(tx, "holder", nil) }) }()
-	waitQueued(t, s, 0)
+	go func() { held <- write(ctx, func(tx *Tx) error { <-release; return insert(tx, "holder", nil) }) }()
+	waitQueued(0)
 
 	cctx, cancel := context.WithCancel(ctx)
 	queued := make(chan error, 1)
 	ran := false
 	go func() {
-		queued <- s.Write(cctx, func(tx *Tx) error { ran = true; return insert(tx, "cancelled", nil) })
+		queued <- write(cctx, func(tx *Tx) error { ran = true; return insert(tx, "cancelled", nil) })
 	}()
-	waitQueued(t, s, 1)
+	waitQueued(1)
 	cancel()
 	select {
 	case err := <-queued:
@@ -217,13 +230,14 @@ func TestWriterHonoursContextWhileQueued(t *testing.T) {
 			t.Errorf("the cancelled write: %v, want context.Canceled", err)
 		}
 	case <-time.After(2 * time.Second):
+		close(release)
 		t.Fatal("a cancelled write still waits for the writer")
 	}
 	close(release)
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return insert(tx, "next", nil) }); err != nil {
+	if err := write(ctx, func(tx *Tx) error { return insert(tx, "next", nil) }); err != nil {
 		t.Fatalf("a write after the cancelled one: %v", err)
 	}
 	if ran {
@@ -233,17 +247,13 @@ func TestWriterHonoursContextWhileQueued(t *testing.T) {
 		t.Errorf("%d rows, want 2", got)
 	}
 	// A context that has ended before the call runs nothing.
-	if err := s.Write(cctx, func(tx *Tx) error { return insert(tx, "late", nil) }); !errors.Is(err, context.Canceled) {
+	if err := write(cctx, func(tx *Tx) error { return insert(tx, "late", nil) }); !errors.Is(err, context.Canceled) {
 		t.Errorf("a write with an ended context: %v", err)
 	}
 }
 
 // queued reports whether w is busy with n transactions queued.
-func (w *writer) queued(n int) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.busy && len(w.queue) == n
-}
+func (w *writer) queued(n int) bool { return w.queue.Queued(n) }
 
 // waitQueued waits until the writer is busy with a job and n more wait in
 // its queue: the jobs of the test have taken their places.

@@ -17,7 +17,8 @@ type Batch struct {
 	Asked *Asked // the batch's writer's numberings; nil: none remembered
 	Pending
 	next   map[string][]int64
-	Failed error // a flush of held writes failed: the batch is to run again
+	turn   []asked // the numberings its first statement asked for (Turn)
+	Failed error   // a flush of held writes failed: the batch is to run again
 }
 
 // Holding reports whether the batch holds its writes.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -148,3 +149,51 @@ func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any
 // errAlone is askAll's word that the numbering is to be asked alone: it
 // was forgotten meanwhile.
 var errAlone = errors.New("pgsql: ask alone")
+
+// Turn is the numbers a lab's batch asks for in its first statement, as
+// soon as it holds the lab's lock (the lab_turn function, migration 6):
+// every numbering remembered that takes one argument, the lab's id, in one
+// query whose placeholders are all $1; "" when none is remembered.
+// Counted then takes the row it answers.
+func (b *Batch) Turn() string {
+	if b == nil || b.Asked == nil {
+		return ""
+	}
+	b.turn = b.Asked.like(1)
+	var q strings.Builder
+	for i, a := range b.turn {
+		if i == 0 {
+			q.WriteString("SELECT * FROM ")
+		} else {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "(%s) AS n%d", Rebind(a.query), i)
+	}
+	return q.String()
+}
+
+// CountedTurn counts on the row that Turn's query answered for lab, as
+// PostgreSQL writes a row of integers: "(12,3,0)". A row that is not there
+// (one of the numberings answers none) or cannot be read counts nothing:
+// the batch asks when it needs a number, as it would have.
+func (b *Batch) CountedTurn(lab string, row sql.NullString) {
+	if b == nil || !row.Valid {
+		return
+	}
+	fields := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row.String, "("), ")"), ",")
+	ns := make([]int64, len(fields))
+	for i, f := range fields {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return
+		}
+		ns[i] = n
+	}
+	for _, a := range b.turn {
+		if len(ns) < a.cols {
+			return
+		}
+		b.Counted(numbering(a.query, []any{lab}), ns[:a.cols:a.cols])
+		ns = ns[a.cols:]
+	}
+}
