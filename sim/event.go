@@ -45,6 +45,7 @@ type Event struct {
 	Payment   *Payment       // EventCharge, when a payment was written or replayed
 	Key       *string        // EventCharge
 	OrderID   string         // EventCharge
+	Queued    bool           // EventCharge: the new payment's message waits in the outbox (notify queue)
 	Operation *Operation     // EventOperation, EventAttempt
 	Attempt   *Attempt       // EventAttempt
 	Late      bool           // EventAttempt: an answer that came after the client gave up

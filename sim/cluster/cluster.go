@@ -41,12 +41,15 @@ const listenerName = "idemlab listener"
 // the pages that hear it re-read the lab anyway.
 const notifyMax = 7000
 
-// notice is an event on the wire, and the process it came from; or a
-// process's hello, when it starts listening, which carries no event.
+// notice is an event on the wire, and the process it came from; or
+// several, in order (Evs: the live events sent together, as many as a
+// notice may weigh); or a process's hello, when it starts listening,
+// which carries no event.
 type notice struct {
-	From  string    `json:"from"`
-	Ev    sim.Event `json:"ev"`
-	Hello bool      `json:"hello,omitempty"`
+	From  string      `json:"from"`
+	Ev    *sim.Event  `json:"ev,omitempty"`
+	Evs   []sim.Event `json:"evs,omitempty"`
+	Hello bool        `json:"hello,omitempty"`
 }
 
 // Config is what a Cluster depends on.
@@ -168,9 +171,15 @@ func toldInTx(k sim.EventKind) bool {
 	return false
 }
 
-// encode is the notice of a local event: without an operation's attempts,
-// and bare (its lab and kind) when it would weigh more than a notice may.
+// encode is the notice of a local event (Tx.Notify's).
 func (c *Cluster) encode(ev sim.Event) string {
+	return c.own + `,"ev":` + string(c.event(ev)) + "}"
+}
+
+// event is a local event as a notice carries it: without an operation's
+// attempts, and bare (its lab and kind) when it would weigh more than a
+// notice may.
+func (c *Cluster) event(ev sim.Event) []byte {
 	if ev.At.IsZero() {
 		ev.At = c.Clock.Now()
 	}
@@ -179,9 +188,9 @@ func (c *Cluster) encode(ev sim.Event) string {
 		bare.Attempts = nil
 		ev.Operation = &bare
 	}
-	b, err := json.Marshal(notice{From: c.id, Ev: ev})
-	if err != nil || len(b) > notifyMax {
-		b, _ = json.Marshal(notice{From: c.id, Ev: sim.Event{Lab: ev.Lab, Kind: ev.Kind, At: ev.At}})
+	b, err := json.Marshal(ev)
+	if err != nil || len(b) > notifyMax-len(c.own)-16 {
+		b, _ = json.Marshal(sim.Event{Lab: ev.Lab, Kind: ev.Kind, At: ev.At})
 	}
-	return string(b)
+	return b
 }

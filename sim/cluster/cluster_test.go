@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -145,5 +146,63 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 		if strings.Contains(n.Payload, `"lab-1"`) {
 			return
 		}
+	}
+}
+
+// Live events go out packed, as many in one notice as fit in it, and are
+// heard one by one, in order, whatever their size.
+func TestEventsGoOutPacked(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	raw, err := listenOn(ctx, s.Pool().Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(context.Background())
+	heard := make(chan sim.Event, 300)
+	var buses []*events.Bus
+	for range 2 {
+		bus := events.New(time.Now)
+		c, err := Start(ctx, Config{Store: s, Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Heard: func(_ context.Context, ev sim.Event) { heard <- ev }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		buses = append(buses, bus)
+	}
+	const n = 200
+	for i := range n { // every tenth as big as a seventh of a notice
+		ev := sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("order-%d", i)}
+		if i%10 == 0 {
+			ev.OrderID += strings.Repeat("x", notifyMax/7)
+		}
+		buses[0].Publish(ev)
+	}
+	for i := range n {
+		select {
+		case ev := <-heard:
+			if want := fmt.Sprintf("order-%d", i); strings.TrimRight(ev.OrderID, "x") != want {
+				t.Fatalf("heard %.20s…, want %s: out of order", ev.OrderID, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d not heard within 10 s", i)
+		}
+	}
+	notices := 0
+	for got := 0; got < n; notices++ {
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		msg, err := raw.WaitForNotification(wait)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d events in %d notices: %v", got, notices, err)
+		}
+		if len(msg.Payload) > notifyMax {
+			t.Errorf("a notice of %d bytes, more than %d", len(msg.Payload), notifyMax)
+		}
+		got += strings.Count(msg.Payload, `"order-`)
+	}
+	if notices >= n/2 {
+		t.Errorf("%d events in %d notices: not packed", n, notices)
 	}
 }

@@ -82,8 +82,11 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			continue
 		}
 		c.others.Store(true)
-		if !msg.Hello {
-			c.in.Publish(msg.Ev)
+		if msg.Ev != nil {
+			c.in.Publish(*msg.Ev)
+		}
+		for _, ev := range msg.Evs {
+			c.in.Publish(ev)
 		}
 	}
 }

@@ -3,13 +3,14 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/store"
 )
 
-// notifyBatch is how many notices go out in one statement at most.
+// notifyBatch is how many events go out in one statement at most.
 const notifyBatch = 64
 
 // outgoing is how many events wait to go out at most: past it the others
@@ -21,7 +22,9 @@ const outgoing = 1024
 const resend = time.Second
 
 // send sends this process's live events to the others, as many as wait at
-// once in one statement, in order. Events of other processes are not sent
+// once in one statement, in order, packed in as few notices as they fit in
+// (each notice is work for the database and for every process that
+// hears it). Events of other processes are not sent
 // back, nor those told inside their own transactions (toldInTx). Events
 // lost on their way out (more than the buffer holds: the bus says start
 // over; or a send that failed) are never skipped silently: the others are
@@ -32,7 +35,7 @@ func (c *Cluster) send() {
 	for {
 		batch = batch[:0]
 		if owed {
-			batch = append(batch, c.encode(sim.Event{Kind: sim.EventStartOver}))
+			batch = append(batch, string(c.event(sim.Event{Kind: sim.EventStartOver})))
 		}
 		var ok bool
 		if batch, ok = c.gather(batch, owed); !ok {
@@ -41,7 +44,7 @@ func (c *Cluster) send() {
 		if len(batch) == 0 {
 			continue
 		}
-		_, err := c.Store.Pool().Exec(c.ctx, `SELECT pg_notify('`+channel+`', p) FROM unnest($1::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, batch)
+		_, err := c.Store.Pool().Exec(c.ctx, `SELECT pg_notify('`+channel+`', p) FROM unnest($1::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, c.pack(batch))
 		owed = err != nil
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
@@ -91,5 +94,32 @@ func (c *Cluster) add(batch []string, ev sim.Event) []string {
 	if ev.Remote || toldInTx(ev.Kind) || !c.others.Load() {
 		return batch
 	}
-	return append(batch, c.encode(ev))
+	return append(batch, string(c.event(ev)))
+}
+
+// pack puts events (each as event makes it) in as few notices as they fit
+// in, in order.
+func (c *Cluster) pack(evs []string) []string {
+	var (
+		out []string
+		b   strings.Builder
+	)
+	for _, ev := range evs {
+		if b.Len() > 0 && b.Len()+len(ev)+len(",]}") > notifyMax {
+			b.WriteString("]}")
+			out = append(out, b.String())
+			b.Reset()
+		}
+		if b.Len() == 0 {
+			b.WriteString(c.own + `,"evs":[`)
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(ev)
+	}
+	if b.Len() > 0 {
+		b.WriteString("]}")
+		out = append(out, b.String())
+	}
+	return out
 }

@@ -164,8 +164,8 @@ func (h *House) start(ctx context.Context) error {
 // heard brings this process up to date with an event of another process.
 func (h *House) heard(ctx context.Context, ev sim.Event) {
 	h.Labs.Heard(ctx, ev)
-	if ev.Kind == sim.EventCharge && ev.Payment != nil && h.Notify.Queues() {
-		h.Notify.WakeRelay(nil) // a message may wait in the outbox
+	if ev.Kind == sim.EventCharge && ev.Queued && h.Notify.Queues() {
+		h.Notify.WakeRelay(nil) // a message waits in the outbox
 	}
 }
 

@@ -125,7 +125,8 @@ func (g *Ledger) Charge(ctx context.Context, l *labs.Lab, c sim.Charge) (Result,
 	if err != nil {
 		err = g.outage(err)
 	}
-	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventCharge, Outcome: told(res, err), Payment: res.Payment, Key: c.Key, OrderID: c.OrderID})
+	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventCharge, Outcome: told(res, err), Payment: res.Payment, Key: c.Key, OrderID: c.OrderID,
+		Queued: res.Payment != nil && err == nil && s.Notify == sim.NotifyQueue})
 	if res.Payment != nil && g.Owed != nil {
 		g.Owed.Send(ctx, l, res.Payment)
 	}
