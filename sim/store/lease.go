@@ -135,6 +135,7 @@ func (m *member) holds() bool {
 // by which a COMMIT whose answer was lost is settled (Store.settle).
 func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, into []any, more ...any) (xid int64, err error) {
 	if !m.holds() {
+		m.failed(ErrLeaseLost) // it ran out before a renewal failed (one late): logged once all the same
 		return 0, ErrLeaseLost
 	}
 	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, append([]any{m.id}, more...)...).Scan(append([]any{&xid}, into...)...)

@@ -127,6 +127,7 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 			n, err := s.Read(buf)
 			switch {
 			case n > 0 && cut.Load():
+				p.n.Add(1) // before the client's side closes: its write may return at once
 				close(answered)
 				return
 			case n > 0:
@@ -148,7 +149,6 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 				cut.Store(true)
 				s.Write(buf[:n])
 				<-answered // the server committed (or refused), and its answer goes nowhere
-				p.n.Add(1)
 				return
 			}
 			if _, werr := s.Write(buf[:n]); werr != nil {
