@@ -160,7 +160,10 @@ func TestEventsGoOutPacked(t *testing.T) {
 	}
 	defer raw.Close(context.Background())
 	heard := make(chan sim.Event, 300)
-	var buses []*events.Bus
+	var (
+		buses    []*events.Bus
+		clusters []*Cluster
+	)
 	for range 2 {
 		bus := events.New(time.Now)
 		c, err := Start(ctx, Config{Store: s, Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -169,8 +172,9 @@ func TestEventsGoOutPacked(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
-		buses = append(buses, bus)
+		buses, clusters = append(buses, bus), append(clusters, c)
 	}
+	waitFor(t, "the first to hear the second's hello", clusters[0].others.Load)
 	const n = 200
 	for i := range n { // every tenth as big as a seventh of a notice
 		ev := sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("order-%d", i)}
@@ -204,5 +208,28 @@ func TestEventsGoOutPacked(t *testing.T) {
 	}
 	if notices >= n/2 {
 		t.Errorf("%d events in %d notices: not packed", n, notices)
+	}
+
+	// A trickle, one event every half millisecond: the first of each
+	// gatherFor waits for the rest, so they go in a notice a window at most.
+	const trickle = 40
+	began := time.Now()
+	for i := range trickle {
+		buses[0].Publish(sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("trickle-%d", i)})
+		time.Sleep(500 * time.Microsecond)
+	}
+	windows := int(time.Since(began)/gatherFor) + 2
+	notices = 0
+	for got := 0; got < trickle; notices++ {
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		msg, err := raw.WaitForNotification(wait)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d of the trickle in %d notices: %v", got, notices, err)
+		}
+		got += strings.Count(msg.Payload, `"trickle-`)
+	}
+	if notices > windows {
+		t.Errorf("a trickle of %d events in %d notices; want %d at most, one a window of %s", trickle, notices, windows, gatherFor)
 	}
 }
