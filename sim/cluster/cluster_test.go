@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"idemlab/sim"
 	"idemlab/sim/clock"
 	"idemlab/sim/events"
@@ -193,20 +195,7 @@ func TestEventsGoOutPacked(t *testing.T) {
 			t.Fatalf("event %d not heard within 10 s", i)
 		}
 	}
-	notices := 0
-	for got := 0; got < n; notices++ {
-		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-		msg, err := raw.WaitForNotification(wait)
-		cancel()
-		if err != nil {
-			t.Fatalf("after %d events in %d notices: %v", got, notices, err)
-		}
-		if len(msg.Payload) > notifyMax {
-			t.Errorf("a notice of %d bytes, more than %d", len(msg.Payload), notifyMax)
-		}
-		got += strings.Count(msg.Payload, `"order-`)
-	}
-	if notices >= n/2 {
+	if notices := noticesOf(t, raw, n, `"order-`); notices >= n/2 {
 		t.Errorf("%d events in %d notices: not packed", n, notices)
 	}
 
@@ -219,17 +208,27 @@ func TestEventsGoOutPacked(t *testing.T) {
 		time.Sleep(500 * time.Microsecond)
 	}
 	windows := int(time.Since(began)/gatherFor) + 2
-	notices = 0
-	for got := 0; got < trickle; notices++ {
-		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if notices := noticesOf(t, raw, trickle, `"trickle-`); notices > windows {
+		t.Errorf("a trickle of %d events in %d notices; want %d at most, one a window of %s", trickle, notices, windows, gatherFor)
+	}
+}
+
+// noticesOf reads raw's notices until n events whose payloads hold mark
+// have come, and returns how many notices carried them, checking that
+// none weighs more than a notice may.
+func noticesOf(t *testing.T, raw *pgx.Conn, n int, mark string) (notices int) {
+	t.Helper()
+	for got := 0; got < n; notices++ {
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		msg, err := raw.WaitForNotification(wait)
 		cancel()
 		if err != nil {
-			t.Fatalf("after %d of the trickle in %d notices: %v", got, notices, err)
+			t.Fatalf("after %d events %s… in %d notices: %v", got, mark, notices, err)
 		}
-		got += strings.Count(msg.Payload, `"trickle-`)
+		if len(msg.Payload) > notifyMax {
+			t.Errorf("a notice of %d bytes, more than %d", len(msg.Payload), notifyMax)
+		}
+		got += strings.Count(msg.Payload, mark)
 	}
-	if notices > windows {
-		t.Errorf("a trickle of %d events in %d notices; want %d at most, one a window of %s", trickle, notices, windows, gatherFor)
-	}
+	return notices
 }
