@@ -113,6 +113,8 @@ func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, re
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(st.Body)))
 	err := c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)
 	c.Response().Flush()
-	h.Notify.WakeRelay(l)
+	if res.Queued {
+		h.Notify.WakeRelay()
+	}
 	return err
 }

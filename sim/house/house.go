@@ -165,7 +165,7 @@ func (h *House) start(ctx context.Context) error {
 func (h *House) heard(ctx context.Context, ev sim.Event) {
 	h.Labs.Heard(ctx, ev)
 	if ev.Kind == sim.EventCharge && ev.Queued && h.Notify.Queues() {
-		h.Notify.WakeRelay(nil) // a message waits in the outbox
+		h.Notify.WakeRelay() // a message waits in the outbox
 	}
 }
 

@@ -26,6 +26,7 @@ type Result struct {
 	Outcome sim.Outcome
 	Payment *sim.Payment // the new payment (charged)
 	Replay  *sim.Stored  // the first answer, to send again (replayed)
+	Queued  bool         // the new payment's message waits in the outbox (notify queue)
 }
 
 // guard is one protection: how the server charges under it.
@@ -125,8 +126,9 @@ func (g *Ledger) Charge(ctx context.Context, l *labs.Lab, c sim.Charge) (Result,
 	if err != nil {
 		err = g.outage(err)
 	}
+	res.Queued = res.Payment != nil && err == nil && s.Notify == sim.NotifyQueue
 	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventCharge, Outcome: told(res, err), Payment: res.Payment, Key: c.Key, OrderID: c.OrderID,
-		Queued: res.Payment != nil && err == nil && s.Notify == sim.NotifyQueue})
+		Queued: res.Queued})
 	if res.Payment != nil && g.Owed != nil {
 		g.Owed.Send(ctx, l, res.Payment)
 	}

@@ -50,7 +50,7 @@ func TestConsumerDedupHoldsUnderAStorm(t *testing.T) {
 				db.QueryRow(ctx, `SELECT COUNT(*) FROM message_deliveries WHERE lab_id = ?`, l.ID).Scan(&n)
 				return n
 			}
-			h.Notify.WakeRelay(l)
+			h.Notify.WakeRelay()
 			waitFor(t, "the first delivery", func() bool { return deliveries() == 1 })
 			m := notify.Message{Lab: l.ID}
 			if err := db.QueryRow(ctx, `SELECT id, order_id, payment_n, amount, fate, msg_dedup FROM messages WHERE lab_id = ?`, l.ID).

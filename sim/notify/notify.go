@@ -133,15 +133,13 @@ func (n *Notifier) BrokerHealthy() bool { return n.queue != nil && n.queue.broke
 // another server.
 func (n *Notifier) Mails() bool { return n.mail.to.Addr != "" }
 
-// WakeRelay tells the relay, without blocking, that a message of the lab
-// may wait in the outbox: the web layer does once a new payment's answer is
-// written. A lab whose charges write no message (notify other than queue)
-// wakes nobody: the relay's look costs the database a query. The relay
-// looks every second anyway, so a lab whose setting has just changed
-// waits for that at most. A nil lab (another process's, not known here)
-// wakes the relay.
-func (n *Notifier) WakeRelay(l *labs.Lab) {
-	if n.queue != nil && (l == nil || l.Settings().Notify == sim.NotifyQueue) {
+// WakeRelay tells the relay that a message waits in the outbox, without
+// blocking: the web layer does once a new payment's answer is written, for
+// a charge that queued one (ledger.Result.Queued; a charge that queued
+// none wakes nobody: the relay's look costs the database a query). The
+// relay looks every second anyway.
+func (n *Notifier) WakeRelay() {
+	if n.queue != nil {
 		n.queue.wakeUp()
 	}
 }

@@ -130,7 +130,8 @@ func (m *member) holds() bool {
 // hold runs a writing transaction's first statement, st: the
 // transaction's id (txStep), then the lease step (its first argument,
 // this process; more are the rest of st's, such as a lab to lock), and
-// st's other columns into the destinations into. It is refused at once when this process knows its lease lost, and by the
+// st's other columns into the destinations into. It is refused at once
+// when this process knows its lease lost, and by the
 // database when it is not current there. It returns the transaction's id,
 // by which a COMMIT whose answer was lost is settled (Store.settle).
 func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, into []any, more ...any) (xid int64, err error) {
