@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -63,6 +64,9 @@ type Config struct {
 	// another, before the event goes to the bus's subscribers; an event of
 	// kind sim.EventStartOver means: drop everything kept, read it afresh.
 	Heard func(ctx context.Context, ev sim.Event)
+	// Gather is how long the first live event to go out waits for others
+	// to go with it (send); 0: gatherFor.
+	Gather time.Duration
 }
 
 // Cluster is a process's part in the others' live updates.
@@ -98,6 +102,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, nil
 	}
 	c := &Cluster{Config: cfg, id: sim.NewToken()}
+	if c.Gather == 0 {
+		c.Gather = gatherFor
+	}
 	c.own = `{"from":"` + c.id + `"`
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	pg := cfg.Store.Pool().Config().ConnConfig.Copy()

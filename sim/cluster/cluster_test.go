@@ -166,10 +166,11 @@ func TestEventsGoOutPacked(t *testing.T) {
 		buses    []*events.Bus
 		clusters []*Cluster
 	)
+	const window = time.Second // the first process's gathering
 	for range 2 {
 		bus := events.New(time.Now)
 		c, err := Start(ctx, Config{Store: s, Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Heard: func(_ context.Context, ev sim.Event) { heard <- ev }})
+			Heard: func(_ context.Context, ev sim.Event) { heard <- ev }, Gather: window})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,17 +200,18 @@ func TestEventsGoOutPacked(t *testing.T) {
 		t.Errorf("%d events in %d notices: not packed", n, notices)
 	}
 
-	// A trickle, one event every half millisecond: the first of each
-	// gatherFor waits for the rest, so they go in a notice a window at most.
+	// A trickle, each event published once the sender has taken the one
+	// before: the first of a window waits for the rest, so they go in a
+	// notice a window at most (sent as they are taken, one each).
 	const trickle = 40
 	began := time.Now()
 	for i := range trickle {
 		buses[0].Publish(sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("trickle-%d", i)})
-		time.Sleep(500 * time.Microsecond)
+		waitFor(t, "the sender to take the event", func() bool { return len(clusters[0].sub.Events()) == 0 })
 	}
-	windows := int(time.Since(began)/gatherFor) + 2
+	windows := int(time.Since(began)/window) + 2
 	if notices := noticesOf(t, raw, trickle, `"trickle-`); notices > windows {
-		t.Errorf("a trickle of %d events in %d notices; want %d at most, one a window of %s", trickle, notices, windows, gatherFor)
+		t.Errorf("a trickle of %d events in %d notices; want %d at most, one a window of %s", trickle, notices, windows, window)
 	}
 }
 

@@ -66,7 +66,7 @@ func (c *Cluster) send() {
 
 // gather adds to batch the events waiting to go out: it waits for the
 // first, but, while a start-over is owed, no longer than resend; then,
-// once one is to go out, for those that come within gatherFor. It reports
+// once one is to go out, for those that come within c.Gather. It reports
 // false when the cluster closes.
 func (c *Cluster) gather(batch []string, owed bool) ([]string, bool) {
 	var retry <-chan time.Time
@@ -87,7 +87,7 @@ func (c *Cluster) gather(batch []string, owed bool) ([]string, bool) {
 	if len(batch) == 0 {
 		return batch, true // nothing to send: no need to wait for more
 	}
-	wait := time.NewTimer(gatherFor)
+	wait := time.NewTimer(c.Gather)
 	defer wait.Stop()
 	for len(batch) < notifyBatch {
 		select {

@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -24,18 +25,25 @@ func wait(q *Queue[int], j *Job[int]) chan error {
 
 var errStarts = errors.New("starts")
 
+// waitQueued waits until n jobs are queued (their callers wait in Wait).
 func waitQueued(t *testing.T, q *Queue[int], n int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	waitFor(t, fmt.Sprintf("%d jobs queued", n), func() bool {
 		q.mu.Lock()
-		got := len(q.jobs)
-		q.mu.Unlock()
-		if got == n {
-			return
-		}
+		defer q.mu.Unlock()
+		return len(q.jobs) == n
+	})
+}
+
+// waitFor waits until cond holds, checking it every millisecond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d jobs queued, want %d", got, n)
+			t.Fatalf("not within 5 s: %s", what)
 		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
