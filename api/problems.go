@@ -31,6 +31,7 @@ var (
 	ProblemInFlight   = ProblemType{"request-in-flight", http.StatusConflict, "A request with this key is still in flight"}
 	ProblemConflict   = ProblemType{"serialization-failure", http.StatusConflict, "The transaction lost a race: retry"}
 	ProblemNotFound   = ProblemType{"not-found", http.StatusNotFound, "Not found"}
+	ProblemVoteClosed = ProblemType{"vote-closed", http.StatusConflict, "The vote is closed"}
 	ProblemMethod     = ProblemType{"method-not-allowed", http.StatusMethodNotAllowed, "Method not allowed"}
 	ProblemTooLarge   = ProblemType{"body-too-large", http.StatusRequestEntityTooLarge, "Request body too large"}
 	ProblemMediaType  = ProblemType{"unsupported-media-type", http.StatusUnsupportedMediaType, "Unsupported media type"}
@@ -65,6 +66,6 @@ func ProblemUnavailable(part string) ProblemType {
 // ProblemTypes lists every problem type, in the order their pages list them.
 func ProblemTypes() []ProblemType {
 	return []ProblemType{ProblemValidation, ProblemKeyMissing, ProblemKeyReused, ProblemInFlight, ProblemConflict,
-		ProblemNotFound, ProblemMethod, ProblemTooLarge, ProblemMediaType, ProblemCrossSite, ProblemForbidden,
+		ProblemNotFound, ProblemVoteClosed, ProblemMethod, ProblemTooLarge, ProblemMediaType, ProblemCrossSite, ProblemForbidden,
 		ProblemRateLimit, ProblemBusy, ProblemDatabaseDown, ProblemRedisDown, ProblemBrokerDown, ProblemUnknown, ProblemInternal}
 }

@@ -27,9 +27,24 @@ const (
 	RouteLesson     = RouteLab + "/lesson"
 	RouteLessonUp   = RouteLesson + "/setup"
 	RouteLessonStep = RouteLesson + "/step"
+	RouteClass      = RouteLab + "/class"
+	RouteClassAsk   = RouteClass + "/questions"
+	RouteClassShow  = RouteClass + "/reveal"
 	RouteCompare    = Prefix + "/compare"
 	RouteComparison = RouteCompare + "/:id"
 )
+
+// The students' routes: a class's join code opens only its voting page
+// (SPEC, "Predict, then see"), never its lab.
+const (
+	RouteJoin      = "/join/:code"
+	RouteJoinNow   = RouteJoin + "/now"
+	RouteJoinVotes = RouteJoin + "/votes"
+	RouteJoinQR    = RouteJoin + "/qr.svg"
+)
+
+// JoinPath is the address of a class's voting page.
+func JoinPath(code string) string { return "/join/" + code }
 
 // LabPath is the API's address of a lab: the base of all its routes.
 func LabPath(lab string) string { return RouteLabs + "/" + lab }

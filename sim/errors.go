@@ -19,6 +19,7 @@ const (
 	EInFlight    Code = "in-flight"   // the key's first request is still being processed
 	EConflict    Code = "conflict"    // the transaction lost a race the database caught (40001); RetryAfter says when to retry
 	EForbidden   Code = "forbidden"   // the request is understood and refused (the shared lab cannot be deleted)
+	EClosed      Code = "closed"      // the vote it is for is closed: the question was revealed
 	ECrashed     Code = "crashed"     // the server died in the middle (server_fault): no answer at all
 	EBusy        Code = "busy"        // a server-wide limit is reached; Limit names it, RetryAfter says when to come back
 	ELimited     Code = "limited"     // one client address holds its share of a limit; Limit names it, RetryAfter says when

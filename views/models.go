@@ -19,6 +19,7 @@ type LabPage struct {
 	// MaxActions is how many actions a scenario link carries at most.
 	MaxActions int
 	Lesson     LessonView
+	Class      ClassView
 	Mailbox    MailboxView
 	Queue      []MessageView
 	Orders     []OrderRow

@@ -58,6 +58,8 @@ func noticeOf(c echo.Context) string {
 		return views.RetryNotice
 	case strings.HasSuffix(p, "/settings"):
 		return views.SettingsNotice
+	case strings.Contains(p, "/class"):
+		return views.ClassNotice
 	}
 	return "notice"
 }
@@ -79,6 +81,8 @@ func refusal(err error) (views.Msg, bool) {
 			return views.M("notice.amount"), true
 		case "parallel":
 			return views.M("notice.parallel"), true
+		case "class":
+			return views.M("notice.class", ruleMsg(f)), true
 		}
 		return views.M("notice.setting", f.Field, ruleMsg(f)), true
 	}

@@ -77,6 +77,9 @@ func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.
 	if p.Lesson, err = lessonView(ctx, h, l); err != nil {
 		return p, err
 	}
+	if p.Class, err = classView(ctx, h, l); err != nil {
+		return p, err
+	}
 	if p.Mailbox, p.Queue, err = mailViews(ctx, h, l); err != nil {
 		return p, err
 	}

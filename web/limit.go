@@ -130,14 +130,26 @@ func (l *limiter) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		return next
 	}
 	return func(c echo.Context) error {
-		if ok, wait := l.allow(clientOf(c)); !ok {
-			p := newProblem(probRateLimited, fmt.Sprintf("Too many %s from this address: %s.", l.what, l.r))
-			p.Limit = l.name
-			p.retryAfter = retrySeconds(wait)
-			return p
+		if err := l.take(clientOf(c), "this address"); err != nil {
+			return err
 		}
 		return next(c)
 	}
+}
+
+// take takes a token from the bucket of key (from whom: "this address"),
+// or refuses with 429 and Retry-After; a limit that is off takes none.
+func (l *limiter) take(key, from string) error {
+	if l.r.off() {
+		return nil
+	}
+	if ok, wait := l.allow(key); !ok {
+		p := newProblem(probRateLimited, fmt.Sprintf("Too many %s from %s: %s.", l.what, from, l.r))
+		p.Limit = l.name
+		p.retryAfter = retrySeconds(wait)
+		return p
+	}
+	return nil
 }
 
 // clientKey is the bucket of an address: an IPv4 address, or the /64 of an

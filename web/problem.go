@@ -29,6 +29,7 @@ var (
 	probConflict    = api.ProblemConflict
 	probInFlight    = api.ProblemInFlight
 	probNotFound    = api.ProblemNotFound
+	probVoteClosed  = api.ProblemVoteClosed
 	probMethod      = api.ProblemMethod
 	probTooLarge    = api.ProblemTooLarge
 	probMediaType   = api.ProblemMediaType
@@ -101,6 +102,8 @@ func problemFor(err error) *Problem {
 			q.retryAfter = retrySeconds(se.RetryAfter)
 		case sim.EForbidden:
 			q = newProblem(probForbidden, msg)
+		case sim.EClosed:
+			q = newProblem(probVoteClosed, msg)
 		case sim.EBusy:
 			q = newProblem(probBusy, msg)
 			q.Limit = se.Limit

@@ -11,7 +11,8 @@ import (
 
 // routeLimits are the limits per client address of the costly routes.
 type routeLimits struct {
-	labs, compares, scenarios echo.MiddlewareFunc
+	labs, compares, scenarios, votes echo.MiddlewareFunc
+	voters                           *limiter // per device, not per address
 }
 
 // addRoutes maps the whole HTTP surface of the lab.
@@ -81,6 +82,30 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteLesson, handleLessonChooseAPI(h), lab, once)
 	e.POST(api.RouteLessonUp, handleLessonSetUpAPI(h), lab, once)
 	e.POST(api.RouteLessonStep, handleLessonStepAPI(h), lab, once)
+	addClassRoutes(e, root, h, hub, limit)
+}
+
+// addClassRoutes maps a class's routes: the teacher's forms and API on the
+// lab, the take-home reports, and the phones' pages, which a join code
+// opens without the lab.
+func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, limit routeLimits) {
+	lab := withLab(h)
+	e.POST("/labs/:lab/class", handleClassStartForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/ask", handleClassAskForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/reveal", handleClassRevealForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/end", handleClassEndForm(h, hub), oneValueEach, withLang)
+	get(root, "/labs/:lab/class/report.md", handleClassReport(h, false), withLang)
+	get(root, "/labs/:lab/class/report.csv", handleClassReport(h, true), withLang)
+	// A class's phones: the join code opens its voting page, never its lab.
+	get(root, api.RouteJoin, handleJoin(h), withLang)
+	get(root, api.RouteJoinNow, handleJoinNow(h), withLang)
+	get(root, api.RouteJoinQR, handleJoinQR(h))
+	e.POST(api.RouteJoinVotes, handleJoinVote(h, limit.voters), limit.votes, oneValueEach, withLang)
+	e.POST(api.RouteClass, handleClassStart(h), lab)
+	get(root, api.RouteClass, handleClassGet(h), lab)
+	e.DELETE(api.RouteClass, handleClassEnd(h), lab)
+	e.POST(api.RouteClassAsk, handleClassAsk(h), lab)
+	e.POST(api.RouteClassShow, handleClassReveal(h), lab)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that

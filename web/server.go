@@ -56,6 +56,11 @@ type Options struct {
 	// ScenarioRate limits opening scenario links (GET /s/{code}), each a
 	// lab rebuilt: 30 at once, then one every 2 s.
 	ScenarioRate Rate
+	// VoteRate limits a class's votes per client address (1,000 at once,
+	// then 20 a second: a class's phones behind one NAT address), and
+	// VoterRate per device (its voter cookie: 10 at once, then 30 a
+	// minute).
+	VoteRate, VoterRate Rate
 
 	// TrustProxy lists the reverse proxies whose Forwarded and
 	// X-Forwarded-For headers name the client (-trust-proxy); by default
@@ -80,6 +85,11 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		labs:      newLimiter("lab-rate", "new labs", opts.LabRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), h.Clock.Now).middleware,
 		compares:  newLimiter("compare-rate", "comparisons", opts.CompareRate.orDefault(Rate{Every: 10 * time.Second, Burst: 3}), h.Clock.Now).middleware,
 		scenarios: newLimiter("scenario-rate", "scenario links opened", opts.ScenarioRate.orDefault(Rate{Every: 2 * time.Second, Burst: 30}), h.Clock.Now).middleware,
+		// A class's phones share one address behind the school's NAT:
+		// the address's limit fits three hundred of them; each device
+		// has its own.
+		votes:  newLimiter("vote-rate", "votes", opts.VoteRate.orDefault(Rate{Every: 50 * time.Millisecond, Burst: 1000}), h.Clock.Now).middleware,
+		voters: newLimiter("voter-rate", "votes", opts.VoterRate.orDefault(Rate{Every: 2 * time.Second, Burst: 10}), h.Clock.Now),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/class"
 	"idemlab/sim/client"
 	"idemlab/sim/clock"
 	"idemlab/sim/cluster"
@@ -62,6 +63,7 @@ type House struct {
 	Orders    *orders.Orders
 	Scenarios *scenario.Scenarios
 	Lessons   *lesson.Lessons
+	Classes   *class.Classes
 	Compare   *compare.Comparisons
 
 	// DB follows the database's outages: logged once each, by whoever
@@ -138,6 +140,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
 	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.log)
 	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Bus, h.log)
+	h.Classes = class.New(h.Store, h.Labs, h.Lessons, h.Scenarios, h.Bus, h.Clock, h.log)
 	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Scenarios, h.Clock)
 	return h.start(ctx)
 }
@@ -146,7 +149,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 // what runs in the background.
 func (h *House) start(ctx context.Context) error {
 	err := h.Labs.Start(ctx, h.Client.Room(), h.Ledger.Room(), h.Records.Room(), h.Lessons.Room(),
-		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room())
+		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room(), h.Classes.Room())
 	if err != nil {
 		return err
 	}

@@ -98,3 +98,34 @@ ORDER BY a.n DESC LIMIT 1`, l.ID, orderID).Scan(&got)
 	}
 	return got, nil
 }
+
+// Seen is what a lab's ledger, answers and emails show of one order, and
+// of the whole lab: what a class's question measures before and after a
+// step, read as the lesson's own check reads them.
+type Seen struct {
+	Payments int64       `json:"payments"` // the lab's payments
+	Order    int64       `json:"order"`    // the order's payments
+	Answer   sim.Outcome `json:"answer"`   // the last attempt of the order's latest operation ("" none)
+	Emails   int64       `json:"emails"`   // the order's "order placed" emails
+}
+
+// Observe reads what the lab shows of the order now.
+func (ls *Lessons) Observe(ctx context.Context, l *labs.Lab, orderID string) (Seen, error) {
+	var s Seen
+	t, err := ls.ledger.Totals(ctx, l)
+	if err != nil {
+		return s, err
+	}
+	s.Payments = t.Payments
+	if orderID == "" {
+		return s, nil
+	}
+	if s.Order, err = ls.ledger.OrderCharges(ctx, l, orderID); err != nil {
+		return s, err
+	}
+	if s.Answer, err = ls.lastAnswer(ctx, l, orderID); err != nil {
+		return s, err
+	}
+	s.Emails, err = ls.notify.OrderEmails(ctx, l, orderID)
+	return s, err
+}
