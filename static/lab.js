@@ -87,7 +87,8 @@
   });
   // The lesson player: Play presses Set up (when the lesson is not set up)
   // and then Step, one step at a time at the chosen speed, until the lesson
-  // ends, Pause is pressed, or a step does not move the lesson on (refused).
+  // ends, Pause is pressed, a step does not move the lesson on (refused),
+  // or, while a class runs, a step has a question for the class.
   // The server takes each step once, whoever presses it.
   var playing = false, timer = 0;
   function lessonState() {
@@ -117,6 +118,14 @@
     if (!s || !s.n || now === last) { setPlaying(false); return; }
     if (s.ready && s.next >= s.steps && !restart) { setPlaying(false); return; }
     last = now;
+    // A class runs: Play stops at each step that has a question. It asks
+    // it and pauses; the teacher runs the step, then presses Play again.
+    var cls = document.getElementById("class-state");
+    if (s.ready && !restart && cls && cls.dataset.class === "yes") {
+      var ask = document.querySelector('[data-testid="class-ask"]');
+      if (cls.dataset.question === "yes") { setPlaying(false); return; }
+      if (cls.dataset.canAsk === "yes" && ask && !ask.disabled) { setPlaying(false); ask.click(); return; }
+    }
     var button = player(!s.ready || restart ? "setup" : "step");
     restart = false;
     if (!button || button.disabled) { setPlaying(false); return; }

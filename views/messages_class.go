@@ -49,10 +49,10 @@ var classMessages = map[string]message{
 	"class.c.deleted":   {"204: deletes the order", "204: удалит заказ"},
 	"class.c.absent":    {"404: nothing to delete", "404: удалять нечего"},
 
-	"class.seen.order":  {"%s has %s.", "У заказа %s — %s."},
+	"class.seen.order":  {"%s has %s.", "у заказа %s — %s."},
 	"class.seen.added":  {"the action added %s.", "действие добавило %s."},
 	"class.seen.answer": {"the server %s.", "сервер %s."},
-	"class.seen.emails": {"%s got %s.", "По заказу %s пришло: %s."},
+	"class.seen.emails": {"%s got %s.", "по заказу %s пришло: %s."},
 	"class.payments":    {"payment|payments", "платёж|платежа|платежей"},
 
 	"class.action.charge": {"a new charge of %s, %s, through the lab's network", "новое списание за %s, %s, через сеть лаборатории"},

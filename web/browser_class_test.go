@@ -1,0 +1,110 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The class in both languages: the teacher starts it on the page, three
+// phone-sized pages join by the code and vote, the teacher runs the step,
+// and every page shows the reveal; axe finds nothing serious on the
+// projector or a phone.
+func TestBrowserClass(t *testing.T) {
+	t.Parallel()
+	src := axeSource(t)
+	for _, lang := range []string{"en", "ru"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			classInBrowser(t, src, lang)
+		})
+	}
+}
+
+func classInBrowser(t *testing.T, axeSrc, lang string) {
+	dir := screenshotDir(t)
+	l := openLab(t, "")
+	l.navigate(l.url + "?lang=" + lang)
+	l.s.lessonAt(l.prefix, 1, "", 1) // lesson 1, its answer lost: the retry is next
+	l.do(chromedp.EmulateViewport(1920, 1080), chromedp.Click(tid("class-start")))
+	l.waitJS(`/^[A-Z2-9]{6}$/.test(`+jsTid("class-code")+`?.textContent ?? "")`, "the join code")
+	code := l.text("class-code")
+	l.waitJS(jsTid("class-ask")+` !== null`, "the question's button")
+	l.do(chromedp.Click(tid("class-ask")))
+	l.waitJS(jsTid("class-question")+`?.dataset.state === "open"`, "the question to open")
+	votes := []string{"2", "2", "1"}
+	var phones []*labTab
+	for i, choice := range votes {
+		p := l.phone(code, lang)
+		p.do(chromedp.Click(fmt.Sprintf(`[data-testid="phone-choice"][value=%q]`, choice)), chromedp.Click(tid("phone-vote")))
+		p.waitJS(jsTid("phone-mine")+` !== null`, fmt.Sprintf("phone %d's vote to be taken", i))
+		phones = append(phones, p)
+	}
+	l.waitJS(`(`+jsTid("class-votes")+`?.textContent ?? "").includes("3")`, "the projector to count 3 votes")
+	l.shoot(dir, "class-open-1920-"+lang+".png")
+	l.do(chromedp.EmulateViewport(1280, 720))
+	l.shoot(dir, "class-open-1280-"+lang+".png")
+	phones[0].shoot(dir, "phone-open-"+lang+".png")
+	l.axe(axeSrc, "the projector, a question open ("+lang+")")
+	phones[0].axe(axeSrc, "a phone, voted ("+lang+")")
+
+	l.do(chromedp.Click(tid("class-run")))
+	l.waitJS(jsTid("class-question")+`?.dataset.state === "revealed"`, "the reveal")
+	if right := eval[string](l, `document.querySelector('[data-testid="class-choice"][data-right="yes"]')?.dataset.choice ?? ""`); right != "2" {
+		t.Errorf("the projector marks %q right, want 2", right)
+	}
+	if share := l.text("class-share"); !strings.Contains(share, "67") {
+		t.Errorf("class-share %q, want 67%%", share)
+	}
+	start := time.Now()
+	for i, p := range phones {
+		if !p.poll(jsTid("phone-you")+` !== null`, 5*time.Second) {
+			t.Fatalf("phone %d did not show the reveal within 5 s\n%s", i, p.state())
+		}
+	}
+	t.Logf("the phones showed the reveal %v after the projector", time.Since(start).Round(time.Millisecond))
+	l.shoot(dir, "class-revealed-1280-"+lang+".png")
+	l.do(chromedp.EmulateViewport(1920, 1080))
+	l.shoot(dir, "class-revealed-1920-"+lang+".png")
+	phones[2].shoot(dir, "phone-revealed-"+lang+".png")
+	l.axe(axeSrc, "the projector, revealed ("+lang+")")
+	phones[2].axe(axeSrc, "a phone, revealed ("+lang+")")
+}
+
+// phone opens the class's page in a phone-sized tab of a browser context
+// of its own (its own voter cookie).
+func (l *labTab) phone(code, lang string) *labTab {
+	l.t.Helper()
+	o := *l
+	o.tab, o.ctx = newTab(l.t, browser(l.t), chromedp.WithNewBrowserContext())
+	o.url = l.s.URL + "/join/" + code + "?lang=" + lang
+	o.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(o.url))
+	o.waitJS(`document.readyState === "complete" && typeof htmx !== "undefined"`, "the phone page and htmx to load")
+	return &o
+}
+
+// While a class runs, Play stops at a step with a question: it asks it and
+// pauses; Run the step takes the step, and Play goes on to the next.
+func TestBrowserClassPlayPauses(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, "")
+	l.s.lessonAt(l.prefix, 2, "", 0)
+	l.do(chromedp.Click(tid("class-start")))
+	l.waitJS(jsTid("class-ask")+` !== null`, "the class to start")
+	l.do(chromedp.Click(tid("lesson-play")))
+	l.waitJS(jsTid("class-question")+`?.dataset.state === "open"`, "Play to ask step 1's question")
+	l.waitJS(`!`+jsTid("lesson-play")+`.disabled`, "Play to pause")
+	if next := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); next != "0" {
+		t.Errorf("Play took step %s before the vote", next)
+	}
+	l.do(chromedp.Click(tid("class-run")))
+	l.waitJS(jsTid("class-question")+`?.dataset.state === "revealed"`, "the reveal")
+	l.do(chromedp.Click(tid("lesson-play")))
+	l.waitJS(jsTid("class-question")+`?.dataset.n === "2" && `+jsTid("class-question")+`.dataset.state === "open"`, "Play to ask step 2's question")
+	if next := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); next != "1" {
+		t.Errorf("after the reveal and Play: next step %s, want 1", next)
+	}
+}
