@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"idemlab/sim/class"
+	"idemlab/views"
 )
 
 // classOn starts a class on the lab (its API prefix) through the API and
@@ -192,5 +195,51 @@ func TestClassTeacherSteers(t *testing.T) {
 	s.must(http.StatusNoContent, "DELETE", lab+"/class", "", "Cookie", teacher)
 	if r := s.do("GET", "/join/"+code, ""); r.Status != http.StatusNotFound {
 		t.Errorf("an ended class's page: %d", r.Status)
+	}
+}
+
+// Every question of every lesson has a choice that its step makes right:
+// each lesson is played through the class (asked, revealed) and the
+// ledger, the answers and the emails decide; the choices have words in
+// both languages.
+func TestClassEveryLessonQuestionHasItsAnswer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, withParts())
+	keys := views.Keys()
+	for _, ls := range s.lessons() {
+		t.Run(fmt.Sprint(ls.N), func(t *testing.T) {
+			t.Parallel()
+			lab := s.newLab("")
+			teacher, _ := s.classOn(lab)
+			s.lessonAt(lab, ls.N, "", 0)
+			asked := 0
+			for i := range ls.Steps {
+				a, _, ok := class.StepAsk(ls, i)
+				if !ok {
+					s.must(http.StatusOK, "POST", lab+"/lesson/step", fmt.Sprintf(`{"at":%d}`, i))
+					continue
+				}
+				asked++
+				if len(a.Choices) < 2 || len(a.Choices) > 4 {
+					t.Errorf("step %d: %d choices", i, len(a.Choices))
+				}
+				for _, c := range a.Choices {
+					if w := keys["class.c."+c]; w[0] == "" || w[1] == "" {
+						t.Errorf("step %d: no words for choice %q", i, c)
+					}
+				}
+				s.must(http.StatusOK, "POST", lab+"/class/questions", "", "Cookie", teacher)
+				got := s.must(http.StatusOK, "POST", lab+"/class/reveal", "", "Cookie", teacher).JSON(t)
+				if got["right"] == "" || got["lesson"] != float64(ls.N) || got["step"] != float64(i) {
+					t.Errorf("step %d (%s): no choice happened: %v", i, ls.Steps[i].Kind, got)
+				}
+			}
+			if asked == 0 {
+				t.Errorf("lesson %d asks nothing", ls.N)
+			}
+			if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != "met" {
+				t.Errorf("played through the class, lesson %d is %v, not as in the article", ls.N, st)
+			}
+		})
 	}
 }
