@@ -85,6 +85,11 @@
     var el = sel && document.querySelector(sel);
     if (el && !el.disabled) { el.click(); e.preventDefault(); }
   });
+  // A class started from the share menu: the menu closes, the class shows.
+  document.addEventListener("submit", function (e) {
+    var menu = e.target.closest && e.target.closest("details.take-home");
+    if (menu && e.target.classList.contains("class-start")) menu.open = false;
+  });
   // The lesson player: Play presses Set up (when the lesson is not set up)
   // and then Step, one step at a time at the chosen speed, until the lesson
   // ends, Pause is pressed, a step does not move the lesson on (refused),

@@ -5,7 +5,7 @@ package views
 var classMessages = map[string]message{
 	"class.title":        {"Class", "Класс"},
 	"class.intro":        {"Let the class predict each step on their phones before the lab shows it: predicting first is what makes a demonstration teach.", "Пусть класс предсказывает каждый шаг на телефонах, прежде чем лаборатория его покажет: именно предсказание делает демонстрацию полезной."},
-	"class.start":        {"Start a class", "Начать урок с классом"},
+	"class.start":        {"Start a class on phones", "Начать урок с классом на телефонах"},
 	"class.join":         {"Join on your phone:", "Войдите с телефона:"},
 	"class.code":         {"code", "код"},
 	"class.qr":           {"QR code of the join address %s", "QR-код адреса для входа %s"},

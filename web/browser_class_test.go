@@ -29,7 +29,7 @@ func classInBrowser(t *testing.T, axeSrc, lang string) {
 	l := openLab(t, "")
 	l.navigate(l.url + "?lang=" + lang)
 	l.s.lessonAt(l.prefix, 1, "", 1) // lesson 1, its answer lost: the retry is next
-	l.do(chromedp.EmulateViewport(1920, 1080), chromedp.Click(tid("class-start")))
+	l.do(chromedp.EmulateViewport(1920, 1080), chromedp.Click(tid("share")), chromedp.Click(tid("class-start")))
 	l.waitJS(`/^[A-Z2-9]{6}$/.test(`+jsTid("class-code")+`?.textContent ?? "")`, "the join code")
 	code := l.text("class-code")
 	l.waitJS(jsTid("class-ask")+` !== null`, "the question's button")
@@ -92,7 +92,7 @@ func TestBrowserClassPlayPauses(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, "")
 	l.s.lessonAt(l.prefix, 2, "", 0)
-	l.do(chromedp.Click(tid("class-start")))
+	l.do(chromedp.Click(tid("share")), chromedp.Click(tid("class-start")))
 	l.waitJS(jsTid("class-ask")+` !== null`, "the class to start")
 	l.do(chromedp.Click(tid("lesson-play")))
 	l.waitJS(jsTid("class-question")+`?.dataset.state === "open"`, "Play to ask step 1's question")
