@@ -57,7 +57,7 @@ type Options struct {
 	// lab rebuilt: 30 at once, then one every 2 s.
 	ScenarioRate Rate
 	// VoteRate limits a class's votes per client address (1,000 at once,
-	// then 20 a second: a class's phones behind one NAT address), and
+	// then 200 a second: a class's phones behind one NAT address), and
 	// VoterRate per device (its voter cookie: 10 at once, then 30 a
 	// minute).
 	VoteRate, VoterRate Rate
@@ -88,7 +88,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		// A class's phones share one address behind the school's NAT:
 		// the address's limit fits three hundred of them; each device
 		// has its own.
-		votes:  newLimiter("vote-rate", "votes", opts.VoteRate.orDefault(Rate{Every: 50 * time.Millisecond, Burst: 1000}), h.Clock.Now).middleware,
+		votes:  newLimiter("vote-rate", "votes", opts.VoteRate.orDefault(Rate{Every: 5 * time.Millisecond, Burst: 1000}), h.Clock.Now).middleware,
 		voters: newLimiter("voter-rate", "votes", opts.VoterRate.orDefault(Rate{Every: 2 * time.Second, Burst: 10}), h.Clock.Now),
 	}
 	e := echo.New()
