@@ -243,3 +243,24 @@ func TestClassEveryLessonQuestionHasItsAnswer(t *testing.T) {
 		})
 	}
 }
+
+// Asking again is safe: the same open question, lesson or generic, with
+// or without an Idempotency-Key; another question while one is open is
+// refused.
+func TestClassAskIsSafeToRetry(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	lab := s.newLab("")
+	teacher, _ := s.classOn(lab)
+	first := s.must(http.StatusOK, "POST", lab+"/class/questions", `{"action":"charge"}`, "Cookie", teacher).JSON(t)
+	again := s.must(http.StatusOK, "POST", lab+"/class/questions", `{"action":"charge"}`, "Cookie", teacher).JSON(t)
+	if first["n"] != float64(1) || again["n"] != float64(1) {
+		t.Errorf("asked twice: questions %v and %v, want 1 both times", first["n"], again["n"])
+	}
+	s.must(http.StatusBadRequest, "POST", lab+"/class/questions", `{"action":"race"}`, "Cookie", teacher)
+	a := s.must(http.StatusOK, "POST", lab+"/class/reveal", "", "Cookie", teacher, "Idempotency-Key", "reveal-1")
+	b := s.must(http.StatusOK, "POST", lab+"/class/reveal", "", "Cookie", teacher, "Idempotency-Key", "reveal-1")
+	if b.Header.Get("Idempotent-Replayed") != "true" || string(a.Body) != string(b.Body) || s.ledger(lab).Count != 1 {
+		t.Errorf("a reveal replayed by its key: %q, %d charges\n%s\n%s", b.Header.Get("Idempotent-Replayed"), s.ledger(lab).Count, a.Body, b.Body)
+	}
+}

@@ -82,13 +82,13 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteLesson, handleLessonChooseAPI(h), lab, once)
 	e.POST(api.RouteLessonUp, handleLessonSetUpAPI(h), lab, once)
 	e.POST(api.RouteLessonStep, handleLessonStepAPI(h), lab, once)
-	addClassRoutes(e, root, h, hub, limit)
+	addClassRoutes(e, root, h, hub, limit, once)
 }
 
 // addClassRoutes maps a class's routes: the teacher's forms and API on the
 // lab, the take-home reports, and the phones' pages, which a join code
 // opens without the lab.
-func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, limit routeLimits) {
+func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, limit routeLimits, once echo.MiddlewareFunc) {
 	lab := withLab(h)
 	e.POST("/labs/:lab/class", handleClassStartForm(h, hub), oneValueEach, withLang)
 	e.POST("/labs/:lab/class/ask", handleClassAskForm(h, hub), oneValueEach, withLang)
@@ -104,8 +104,8 @@ func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, li
 	e.POST(api.RouteClass, handleClassStart(h), lab)
 	get(root, api.RouteClass, handleClassGet(h), lab)
 	e.DELETE(api.RouteClass, handleClassEnd(h), lab)
-	e.POST(api.RouteClassAsk, handleClassAsk(h), lab)
-	e.POST(api.RouteClassShow, handleClassReveal(h), lab)
+	e.POST(api.RouteClassAsk, handleClassAsk(h), lab, once)
+	e.POST(api.RouteClassShow, handleClassReveal(h), lab, once)
 }
 
 // get registers a GET route and its HEAD twin (RFC 9110: a server that

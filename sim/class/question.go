@@ -126,16 +126,17 @@ func (cs *Classes) Open(ctx context.Context, l *labs.Lab, teacher string, act *s
 			return err
 		}
 		var n, lsn, step int
+		var was string
 		state := Revealed
 		err := tx.QueryRow(`
-SELECT c.asked, coalesce(q.lesson, 0), coalesce(q.step, 0), coalesce(q.state, ?)
+SELECT c.asked, coalesce(q.lesson, 0), coalesce(q.step, 0), coalesce(q.action, ''), coalesce(q.state, ?)
 FROM classes c LEFT JOIN class_questions q ON q.lab_id = c.lab_id AND q.n = c.asked
-WHERE c.lab_id = ?`, Revealed, l.ID).Scan(&n, &lsn, &step, &state)
+WHERE c.lab_id = ?`, Revealed, l.ID).Scan(&n, &lsn, &step, &was, &state)
 		switch {
 		case err != nil:
 			return err
-		case state != Revealed && act == nil && lsn == q.Lesson && step == q.Step:
-			same, q.N = true, n
+		case state != Revealed && lsn == q.Lesson && step == q.Step && was == string(action):
+			same, q.N = true, n // the same question again: a retried request
 			return nil
 		case state != Revealed:
 			return sim.Invalid(sim.Broke("class", RuleOpen))
