@@ -298,3 +298,26 @@ func TestClassFormAndReports(t *testing.T) {
 		t.Errorf("report.csv:\n%s", csv)
 	}
 }
+
+// Guessing join codes is slow: past 600 codes that name no class, an
+// address waits (429 with Retry-After); a class's own phones are not
+// counted.
+func TestClassCodesAreNotGuessed(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	lab := s.newLab("")
+	_, code := s.classOn(lab)
+	for i := range 600 {
+		if r := s.do("GET", fmt.Sprintf("/join/N%05d", i), ""); r.Status != http.StatusNotFound {
+			t.Fatalf("guess %d: %d", i, r.Status)
+		}
+		if i == 0 {
+			s.must(http.StatusOK, "GET", "/join/"+code, "")
+		}
+	}
+	r := s.do("GET", "/join/NOPE22", "")
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("the 601st guess: %d, Retry-After %q", r.Status, r.Header.Get("Retry-After"))
+	}
+	s.must(http.StatusOK, "GET", "/join/"+code, "")
+}

@@ -47,11 +47,15 @@ func joinPage(p class.Phone) views.JoinPage {
 }
 
 // phoneRead reads the class for the phone, or the page that says it is
-// gone.
-func phoneRead(h *house.House, c echo.Context, voter string) (views.JoinPage, int, error) {
+// gone. A code that names no class costs its address a token of misses:
+// join codes are not to be guessed one after another.
+func phoneRead(h *house.House, c echo.Context, voter string, misses *limiter) (views.JoinPage, int, error) {
 	p, err := h.Classes.Phone(c.Request().Context(), joinCode(c), voter)
 	switch {
 	case sim.ErrorCode(err) == sim.ENotFound:
+		if err := misses.take(clientOf(c), "this address"); err != nil {
+			return views.JoinPage{}, 0, err
+		}
 		return views.JoinPage{Code: sim.Clip(joinCode(c)), Gone: true}, http.StatusNotFound, nil
 	case err != nil:
 		return views.JoinPage{}, 0, err
@@ -61,10 +65,10 @@ func phoneRead(h *house.House, c echo.Context, voter string) (views.JoinPage, in
 
 // handleJoin is a student's page of a class: no account, the phone's
 // language, the current question.
-func handleJoin(h *house.House) echo.HandlerFunc {
+func handleJoin(h *house.House, misses *limiter) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
-		p, status, err := phoneRead(h, c, voterOf(c))
+		p, status, err := phoneRead(h, c, voterOf(c), misses)
 		if err != nil {
 			return err
 		}
@@ -75,19 +79,17 @@ func handleJoin(h *house.House) echo.HandlerFunc {
 // handleJoinNow answers a phone's poll: 204 while what it shows (?v=) is
 // still what there is to show, so three hundred phones asking every second
 // cost the database next to nothing; else the part that changed.
-func handleJoinNow(h *house.House) echo.HandlerFunc {
+func handleJoinNow(h *house.House, misses *limiter) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		shown := c.QueryParam("v")
-		if v, err := h.Classes.PhoneVersion(c.Request().Context(), joinCode(c)); err == nil && strings.HasPrefix(shown, v+"-") {
+		v, err := h.Classes.PhoneVersion(c.Request().Context(), joinCode(c))
+		if err == nil && strings.HasPrefix(shown, v+"-") || sim.ErrorCode(err) == sim.ENotFound && shown == "gone" {
 			return c.NoContent(http.StatusNoContent)
 		}
-		p, status, err := phoneRead(h, c, voterOf(c))
+		p, status, err := phoneRead(h, c, voterOf(c), misses)
 		if err != nil {
 			return err
-		}
-		if p.Gone && shown == "gone" {
-			return c.NoContent(http.StatusNoContent)
 		}
 		if p.Gone {
 			p.Version = "gone"
@@ -99,7 +101,7 @@ func handleJoinNow(h *house.House) echo.HandlerFunc {
 // handleJoinVote takes a phone's vote: JSON {"question", "choice"} from a
 // program, or the page's form. A form gets the page's part back (htmx) or
 // is sent back to the page (a plain post); a refusal is said on it.
-func handleJoinVote(h *house.House, perDevice *limiter) echo.HandlerFunc {
+func handleJoinVote(h *house.House, perDevice, misses *limiter) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		voter := voterOf(c)
 		if err := perDevice.take(voter, "this device"); err != nil {
@@ -115,7 +117,7 @@ func handleJoinVote(h *house.House, perDevice *limiter) echo.HandlerFunc {
 			}
 			return c.JSON(http.StatusOK, map[string]any{"question": n, "choice": choice})
 		}
-		return votedForm(h, c, voter, err)
+		return votedForm(h, c, voter, err, misses)
 	}
 }
 
@@ -147,7 +149,7 @@ func isJSON(c echo.Context) bool {
 
 // votedForm answers the phone page's vote: its part again, with why the
 // vote was refused, if it was.
-func votedForm(h *house.House, c echo.Context, voter string, voteErr error) error {
+func votedForm(h *house.House, c echo.Context, voter string, voteErr error, misses *limiter) error {
 	status := http.StatusOK
 	var notice views.Msg
 	if voteErr != nil {
@@ -160,7 +162,7 @@ func votedForm(h *house.House, c echo.Context, voter string, voteErr error) erro
 	if c.Request().Header.Get("HX-Request") != "true" && voteErr == nil {
 		return c.Redirect(http.StatusSeeOther, api.JoinPath(joinCode(c)))
 	}
-	p, readStatus, err := phoneRead(h, c, voter)
+	p, readStatus, err := phoneRead(h, c, voter, misses)
 	if err != nil {
 		return err
 	}

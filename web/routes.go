@@ -13,6 +13,7 @@ import (
 type routeLimits struct {
 	labs, compares, scenarios, votes echo.MiddlewareFunc
 	voters                           *limiter // per device, not per address
+	joinMisses                       *limiter // join codes that name no class, per address
 }
 
 // addRoutes maps the whole HTTP surface of the lab.
@@ -97,10 +98,10 @@ func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, li
 	get(root, "/labs/:lab/class/report.md", handleClassReport(h, false), withLang)
 	get(root, "/labs/:lab/class/report.csv", handleClassReport(h, true), withLang)
 	// A class's phones: the join code opens its voting page, never its lab.
-	get(root, api.RouteJoin, handleJoin(h), withLang)
-	get(root, api.RouteJoinNow, handleJoinNow(h), withLang)
+	get(root, api.RouteJoin, handleJoin(h, limit.joinMisses), withLang)
+	get(root, api.RouteJoinNow, handleJoinNow(h, limit.joinMisses), withLang)
 	get(root, api.RouteJoinQR, handleJoinQR(h))
-	e.POST(api.RouteJoinVotes, handleJoinVote(h, limit.voters), limit.votes, oneValueEach, withLang)
+	e.POST(api.RouteJoinVotes, handleJoinVote(h, limit.voters, limit.joinMisses), limit.votes, oneValueEach, withLang)
 	e.POST(api.RouteClass, handleClassStart(h), lab)
 	get(root, api.RouteClass, handleClassGet(h), lab)
 	e.DELETE(api.RouteClass, handleClassEnd(h), lab)

@@ -90,6 +90,9 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		// has its own.
 		votes:  newLimiter("vote-rate", "votes", opts.VoteRate.orDefault(Rate{Every: 5 * time.Millisecond, Burst: 1000}), h.Clock.Now).middleware,
 		voters: newLimiter("voter-rate", "votes", opts.VoterRate.orDefault(Rate{Every: 2 * time.Second, Burst: 10}), h.Clock.Now),
+		// A class that ends sends each of its phones away once; guessing
+		// codes one after another goes at one a second.
+		joinMisses: newLimiter("join-misses", "unknown join codes", Rate{Every: time.Second, Burst: 600}, h.Clock.Now),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
