@@ -61,6 +61,9 @@ type Options struct {
 	// VoterRate per device (its voter cookie: 10 at once, then 30 a
 	// minute).
 	VoteRate, VoterRate Rate
+	// JoinMissRate limits join codes that name no class, per client
+	// address: 600 at once, then one a second.
+	JoinMissRate Rate
 
 	// TrustProxy lists the reverse proxies whose Forwarded and
 	// X-Forwarded-For headers name the client (-trust-proxy); by default
@@ -92,7 +95,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 		voters: newLimiter("voter-rate", "votes", opts.VoterRate.orDefault(Rate{Every: 2 * time.Second, Burst: 10}), h.Clock.Now),
 		// A class that ends sends each of its phones away once; guessing
 		// codes one after another goes at one a second.
-		joinMisses: newLimiter("join-misses", "unknown join codes", Rate{Every: time.Second, Burst: 600}, h.Clock.Now),
+		joinMisses: newLimiter("join-misses", "unknown join codes", opts.JoinMissRate.orDefault(Rate{Every: time.Second, Burst: 600}), h.Clock.Now),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
