@@ -46,6 +46,9 @@ const (
 // JoinPath is the address of a class's voting page.
 func JoinPath(code string) string { return "/join/" + code }
 
+// JoinQRPath is the address of the QR code of a class's join address.
+func JoinQRPath(code string) string { return JoinPath(code) + "/qr.svg" }
+
 // LabPath is the API's address of a lab: the base of all its routes.
 func LabPath(lab string) string { return RouteLabs + "/" + lab }
 

@@ -71,7 +71,7 @@ func classView(ctx context.Context, h *house.House, l *labs.Lab) (views.ClassVie
 		return v, err
 	}
 	v.On, v.Ended, v.Code, v.Asked = !cl.Ended, cl.Ended, cl.Code, cl.Asked
-	v.JoinURL, v.QR = cl.Origin+api.JoinPath(cl.Code), api.JoinPath(cl.Code)+"/qr.svg"
+	v.JoinURL, v.QR = joinURL(cl.Origin, cl.Code), api.JoinQRPath(cl.Code)
 	v.Local = loopback(cl.Origin)
 	if st := l.Lesson(); st.Ready {
 		if ls, err := lesson.Number(st.N); err == nil {
@@ -83,6 +83,9 @@ func classView(ctx context.Context, h *house.House, l *labs.Lab) (views.ClassVie
 	}
 	return v, nil
 }
+
+// joinURL is where phones join the class with the code, at origin.
+func joinURL(origin, code string) string { return origin + api.JoinPath(code) }
 
 // loopback reports whether an origin's host is this computer's own.
 func loopback(origin string) bool {
@@ -111,11 +114,8 @@ func questionView(q class.Question) *views.QuestionView {
 		v.Text = m("class.q.emails", q.Order)
 	}
 	for i, code := range q.Choices {
-		c := views.ChoiceView{Code: code, Letter: string(rune('A' + i)), Label: m("class.c." + code), Count: q.Counts[code]}
-		if q.Votes > 0 {
-			c.Percent = (c.Count*100 + q.Votes/2) / q.Votes
-		}
-		v.Choices = append(v.Choices, c)
+		v.Choices = append(v.Choices, views.ChoiceView{Code: code, Letter: string(rune('A' + i)), Label: m("class.c." + code),
+			Count: q.Counts[code], Percent: q.Percent(code)})
 	}
 	if q.State == class.Revealed {
 		v.Seen = seenWords(q)

@@ -5,9 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
 	"idemlab/sim/class"
 	"idemlab/sim/house"
+	"idemlab/sim/labs"
 )
 
 // classJSON is a lab's class as the API shows it.
@@ -39,7 +41,7 @@ type questionJSON struct {
 }
 
 func classOut(cl class.Class) classJSON {
-	out := classJSON{Code: cl.Code, JoinURL: cl.Origin + "/join/" + cl.Code, QR: "/join/" + cl.Code + "/qr.svg",
+	out := classJSON{Code: cl.Code, JoinURL: joinURL(cl.Origin, cl.Code), QR: api.JoinQRPath(cl.Code),
 		EndsAt: cl.Ends.UTC().Format(timeJSON), Ended: cl.Ended, Asked: cl.Asked}
 	if cl.Question != nil {
 		q := questionOut(*cl.Question)
@@ -136,63 +138,55 @@ func handleClassReveal(h *house.House) echo.HandlerFunc {
 	}
 }
 
-// The dashboard's class forms: each answers with the lab's regions, or
-// says beside the class panel why it was refused.
-
-func handleClassStartForm(h *house.House, hub *Hub) echo.HandlerFunc {
+// classForm answers a class panel's form: do acts on the lab, then the
+// lab's regions answer, or the refusal is said beside the panel.
+func classForm(h *house.House, hub *Hub, do func(c echo.Context, l *labs.Lab) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		l, err := formLab(h, c)
 		if err != nil {
 			return err
 		}
-		if _, _, err := h.Classes.Start(c.Request().Context(), l, teacherMint(c), origin(c)); err != nil {
+		if err := do(c, l); err != nil {
 			return refuseErr(c, err)
 		}
 		return answer(c, h, hub, l)
 	}
 }
 
-func handleClassAskForm(h *house.House, hub *Hub) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		l, err := formLab(h, c)
-		if err != nil {
-			return err
-		}
+// The class panel's forms: start (the teacher's cookie), ask (action:
+// charge, retry or race for the generic question; none for the lesson's
+// next step), reveal, end.
+
+func startClassForm(h *house.House) func(echo.Context, *labs.Lab) error {
+	return func(c echo.Context, l *labs.Lab) error {
+		_, _, err := h.Classes.Start(c.Request().Context(), l, teacherMint(c), origin(c))
+		return err
+	}
+}
+
+func askClassForm(h *house.House) func(echo.Context, *labs.Lab) error {
+	return func(c echo.Context, l *labs.Lab) error {
 		var act *sim.Action
 		if kind := c.FormValue("action"); kind != "" {
+			var err error
 			if act, err = genericAction(kind, l); err != nil {
-				return refuseErr(c, err)
+				return err
 			}
 		}
-		if _, err := h.Classes.Open(c.Request().Context(), l, teacherOf(c), act); err != nil {
-			return refuseErr(c, err)
-		}
-		return answer(c, h, hub, l)
+		_, err := h.Classes.Open(c.Request().Context(), l, teacherOf(c), act)
+		return err
 	}
 }
 
-func handleClassRevealForm(h *house.House, hub *Hub) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		l, err := formLab(h, c)
-		if err != nil {
-			return err
-		}
-		if _, err := h.Classes.Reveal(c.Request().Context(), l, teacherOf(c)); err != nil {
-			return refuseErr(c, err)
-		}
-		return answer(c, h, hub, l)
+func revealClassForm(h *house.House) func(echo.Context, *labs.Lab) error {
+	return func(c echo.Context, l *labs.Lab) error {
+		_, err := h.Classes.Reveal(c.Request().Context(), l, teacherOf(c))
+		return err
 	}
 }
 
-func handleClassEndForm(h *house.House, hub *Hub) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		l, err := formLab(h, c)
-		if err != nil {
-			return err
-		}
-		if err := h.Classes.End(c.Request().Context(), l, teacherOf(c)); err != nil {
-			return refuseErr(c, err)
-		}
-		return answer(c, h, hub, l)
+func endClassForm(h *house.House) func(echo.Context, *labs.Lab) error {
+	return func(c echo.Context, l *labs.Lab) error {
+		return h.Classes.End(c.Request().Context(), l, teacherOf(c))
 	}
 }

@@ -184,7 +184,7 @@ func handleJoinQR(h *house.House) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		q, err := qrcode.New(p.Origin+api.JoinPath(p.Code), qrcode.Medium)
+		q, err := qrcode.New(joinURL(p.Origin, p.Code), qrcode.Medium)
 		if err != nil {
 			return err
 		}

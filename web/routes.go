@@ -91,10 +91,10 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 // opens without the lab.
 func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, limit routeLimits, once echo.MiddlewareFunc) {
 	lab := withLab(h)
-	e.POST("/labs/:lab/class", handleClassStartForm(h, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/ask", handleClassAskForm(h, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/reveal", handleClassRevealForm(h, hub), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/end", handleClassEndForm(h, hub), oneValueEach, withLang)
+	e.POST("/labs/:lab/class", classForm(h, hub, startClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/ask", classForm(h, hub, askClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/reveal", classForm(h, hub, revealClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/end", classForm(h, hub, endClassForm(h)), oneValueEach, withLang)
 	get(root, "/labs/:lab/class/report.md", handleClassReport(h, false), withLang)
 	get(root, "/labs/:lab/class/report.csv", handleClassReport(h, true), withLang)
 	// A class's phones: the join code opens its voting page, never its lab.

@@ -154,7 +154,7 @@ func (cs *Classes) Start(ctx context.Context, l *labs.Lab, teacher, origin strin
 		}
 	}
 	if err != nil {
-		return Class{}, false, cs.failed(l.ID, "start", err)
+		return Class{}, false, failed(l.ID, "start", err)
 	}
 	if created {
 		cs.changed(l.ID)
@@ -179,7 +179,7 @@ func (cs *Classes) End(ctx context.Context, l *labs.Lab, teacher string) error {
 		return nil
 	}
 	if err != nil {
-		return cs.failed(l.ID, "end", err)
+		return failed(l.ID, "end", err)
 	}
 	cs.changed(l.ID)
 	return nil
@@ -199,16 +199,6 @@ func (cs *Classes) steers(tx *store.Tx, lab, teacher string, now int64) error {
 		return sim.Errorf(sim.EForbidden, "class-teacher")
 	}
 	return nil
-}
-
-// Teaches reports whether teacher started the lab's running class.
-func (cs *Classes) Teaches(ctx context.Context, lab, teacher string) bool {
-	if teacher == "" {
-		return false
-	}
-	var who string
-	err := cs.store.QueryRow(ctx, `SELECT teacher FROM classes WHERE lab_id = ? AND ends_at > ?`, lab, cs.clock.Now().UnixMilli()).Scan(&who)
-	return err == nil && who == hash(teacher)
 }
 
 // Get reads the lab's class with its latest question; ENotFound when the
@@ -242,13 +232,10 @@ func (cs *Classes) changed(lab string) {
 	cs.bus.Publish(sim.Event{Lab: lab, Kind: sim.EventClass})
 }
 
-// failed passes the lab's errors on as they are and wraps the others.
-func (cs *Classes) failed(lab, doing string, err error) error {
-	var se *sim.Error
-	if errors.As(err, &se) {
-		return err
-	}
-	return fmt.Errorf("class: %s the class of %s: %w", doing, lab, err)
+// failed wraps an error of the store with what the class was doing; the
+// lab's own refusals pass as they are (labs.Failed).
+func failed(lab, doing string, err error) error {
+	return labs.Failed(lab, "class: "+doing+" the class of "+lab, err)
 }
 
 // ruleOf is the rule an EInvalid error names first.

@@ -49,10 +49,19 @@ type Question struct {
 // Share is the share of the votes that predicted the right choice, in
 // percent, rounded; 0 without votes.
 func (q Question) Share() int {
-	if q.Votes == 0 || q.Right == "" {
+	if q.Right == "" {
 		return 0
 	}
-	return (q.Counts[q.Right]*100 + q.Votes/2) / q.Votes
+	return q.Percent(q.Right)
+}
+
+// Percent is the share of the votes for a choice, in percent, rounded; 0
+// without votes, and before the reveal (no split is known then).
+func (q Question) Percent(choice string) int {
+	if q.Votes == 0 {
+		return 0
+	}
+	return (q.Counts[choice]*100 + q.Votes/2) / q.Votes
 }
 
 // question reads question n of the lab's class, with its votes.
@@ -154,7 +163,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		return err
 	})
 	if err != nil {
-		return q, cs.failed(l.ID, "ask", err)
+		return q, failed(l.ID, "ask", err)
 	}
 	if !same {
 		cs.changed(l.ID)

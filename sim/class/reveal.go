@@ -18,7 +18,7 @@ import (
 func (cs *Classes) Reveal(ctx context.Context, l *labs.Lab, teacher string) (Question, error) {
 	n, run, err := cs.closeVote(ctx, l, teacher)
 	if err != nil {
-		return Question{}, cs.failed(l.ID, "reveal", err)
+		return Question{}, failed(l.ID, "reveal", err)
 	}
 	if !run {
 		return cs.question(ctx, l.ID, n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ ON CONFLICT (lab_id, n, voter) DO UPDATE SET choice = excluded.choice, at = excl
 		return err
 	})
 	if err != nil {
-		return cs.failed(lab, "vote in", err)
+		return failed(lab, "vote in", err)
 	}
 	cs.bus.Publish(sim.Event{Lab: lab, Kind: sim.EventClass})
 	return nil
@@ -93,7 +94,7 @@ func (cs *Classes) Phone(ctx context.Context, code, voter string) (Phone, error)
 	}
 	err = cs.store.QueryRow(ctx, `SELECT choice FROM class_votes WHERE lab_id = ? AND n = ? AND voter = ?`, p.lab, p.Question.N, voter).Scan(&p.Mine)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return p, cs.failed(p.lab, "read a vote in", err)
+		return p, failed(p.lab, "read a vote in", err)
 	}
 	return p, nil
 }
@@ -181,7 +182,7 @@ func (cs *Classes) readPhone(ctx context.Context, code string) (Phone, error) {
 		return p, sim.Errorf(sim.ENotFound, "no-class-code")
 	}
 	if err != nil {
-		return p, cs.failed(code, "read the phones of", err)
+		return p, fmt.Errorf("class: read the phones of %s: %w", code, err)
 	}
 	if asked > 0 {
 		q, err := cs.question(ctx, p.lab, asked)

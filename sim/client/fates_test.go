@@ -10,6 +10,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
+	"idemlab/sim/waittest"
 )
 
 // seen is an attempt as the client and the server each saw it.
@@ -57,7 +58,7 @@ func TestFates(t *testing.T) {
 				t.Errorf("attempt recorded fate %s, finished %v; want %s, finished", a.Fate, a.FinishedAt, tc.fate)
 			}
 			// Each copy gives its slot back once its goroutine ends.
-			waitFor(t, "every copy's slot given back", func() bool { return g.r.Limits().InFlight() == 0 })
+			waittest.For(t, "every copy's slot given back", func() bool { return g.r.Limits().InFlight() == 0 })
 		})
 	}
 }
@@ -109,7 +110,7 @@ func TestSlowAnswerByTheClock(t *testing.T) {
 	r.Fate = sim.FateSlow
 	started := g.async(t, func() (sim.Operation, error) { return g.c.Start(context.Background(), l, r) })
 	receive(t, "the request at the server", srv.arrived)
-	waitFor(t, "the client's timeout set on the clock", func() bool { return fake.Timers() == 1 })
+	waittest.For(t, "the client's timeout set on the clock", func() bool { return fake.Timers() == 1 })
 	fake.Advance(999 * time.Millisecond)
 	select {
 	case <-started:

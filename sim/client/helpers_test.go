@@ -17,6 +17,7 @@ import (
 	"idemlab/sim/events"
 	"idemlab/sim/labs"
 	"idemlab/sim/store"
+	"idemlab/sim/waittest"
 )
 
 var start = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
@@ -168,26 +169,12 @@ func (g rig) async(t *testing.T, do func() (sim.Operation, error)) <-chan done {
 	return ch
 }
 
-// waitFor polls cond until it holds, or fails the test after a while: the
-// one way these tests wait for the client's goroutines (a timer set on the
-// fake clock), never a fixed sleep.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // next returns the next event of the kind on sub, failing the test when
 // none comes.
 func next(t *testing.T, sub *events.Sub, kind sim.EventKind) sim.Event {
 	t.Helper()
 	var got sim.Event
-	waitFor(t, "a "+string(kind)+" event", func() bool {
+	waittest.For(t, "a "+string(kind)+" event", func() bool {
 		for {
 			select {
 			case got = <-sub.Events():
@@ -206,7 +193,7 @@ func next(t *testing.T, sub *events.Sub, kind sim.EventKind) sim.Event {
 func receive[T any](t *testing.T, what string, ch <-chan T) T {
 	t.Helper()
 	var v T
-	waitFor(t, what, func() bool {
+	waittest.For(t, what, func() bool {
 		select {
 		case v = <-ch:
 			return true

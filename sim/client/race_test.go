@@ -8,6 +8,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
+	"idemlab/sim/waittest"
 )
 
 // A race sends n attempts of an operation at the same moment, each with
@@ -52,7 +53,7 @@ func TestRace(t *testing.T) {
 					t.Errorf("attempt %d: %d %s, want 201 charged", a.N, a.Status, a.Outcome)
 				}
 			}
-			waitFor(t, "every racer's slot given back", func() bool { return g.r.Limits().InFlight() == 0 })
+			waittest.For(t, "every racer's slot given back", func() bool { return g.r.Limits().InFlight() == 0 })
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/clock"
 	"idemlab/sim/events"
+	"idemlab/sim/waittest"
 )
 
 const ms = time.Millisecond
@@ -92,7 +93,7 @@ func (g rig) backoffs(t *testing.T, fake *clock.Fake, sub *events.Sub, waits []t
 	for i, w := range waits {
 		ev := next(t, sub, sim.EventRetry)
 		announced = append(announced, ev.Retry.Delay)
-		waitFor(t, "the backoff's timer", func() bool { return fake.Timers() == 1 })
+		waittest.For(t, "the backoff's timer", func() bool { return fake.Timers() == 1 })
 		fake.Advance(w - ms)
 		if n := fake.Timers(); n != 1 || len(g.srv.requests()) != i+1 {
 			t.Fatalf("retry %d: the client stopped waiting %v into its %v backoff", i+1, w-ms, w)

@@ -18,6 +18,7 @@ import (
 	"idemlab/sim/events"
 	"idemlab/sim/pgtest"
 	"idemlab/sim/store"
+	"idemlab/sim/waittest"
 )
 
 // A process that falls behind what it hears (more notices than it holds
@@ -54,9 +55,9 @@ func TestFallingBehindStartsOver(t *testing.T) {
 	if _, err := s.Pool().Exec(ctx, `SELECT pg_notify('idemlab', '{"from":"another","ev":{"Lab":"lab-' || g || '","Kind":"charge"}}') FROM generate_series(1, $1::int) g`, 3*incoming); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the listener to hear more than it holds", func() bool { return c.inSub.Lost() > 0 })
+	waittest.For(t, "the listener to hear more than it holds", func() bool { return c.inSub.Lost() > 0 })
 	free()
-	waitFor(t, "a start-over", func() bool {
+	waittest.For(t, "a start-over", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Contains(heard, sim.EventStartOver)
@@ -72,18 +73,6 @@ func openStore(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// waitFor polls cond for a few seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // A process that starts alone sends no live events (nobody would hear
@@ -119,7 +108,7 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 	if !second.others.Load() {
 		t.Error("a process that starts beside another does not know it")
 	}
-	waitFor(t, "the first to hear the second's hello", first.others.Load)
+	waittest.For(t, "the first to hear the second's hello", first.others.Load)
 	bus1.Publish(sim.Event{Lab: "lab-1", Kind: sim.EventCharge})
 	bus2.Publish(sim.Event{Lab: "lab-2", Kind: sim.EventCharge})
 	for _, c := range []struct {
@@ -177,7 +166,7 @@ func TestEventsGoOutPacked(t *testing.T) {
 		t.Cleanup(c.Close)
 		buses, clusters = append(buses, bus), append(clusters, c)
 	}
-	waitFor(t, "the first to hear the second's hello", clusters[0].others.Load)
+	waittest.For(t, "the first to hear the second's hello", clusters[0].others.Load)
 	const n = 200
 	for i := range n { // every tenth as big as a seventh of a notice
 		ev := sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("order-%d", i)}
@@ -207,7 +196,7 @@ func TestEventsGoOutPacked(t *testing.T) {
 	began := time.Now()
 	for i := range trickle {
 		buses[0].Publish(sim.Event{Lab: "lab-1", Kind: sim.EventCharge, OrderID: fmt.Sprintf("trickle-%d", i)})
-		waitFor(t, "the sender to take the event", func() bool { return len(clusters[0].sub.Events()) == 0 })
+		waittest.For(t, "the sender to take the event", func() bool { return len(clusters[0].sub.Events()) == 0 })
 	}
 	windows := int(time.Since(began)/window) + 2
 	if notices := noticesOf(t, raw, trickle, `"trickle-`); notices > windows {

@@ -3,7 +3,6 @@ package ledger_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/housetest"
@@ -67,18 +66,4 @@ func key(k string) *string {
 		return nil
 	}
 	return &k
-}
-
-// waitFor polls cond until it holds, or fails the test after a while: the
-// one way these tests wait for another goroutine (a racer that has set its
-// timer on the fake clock).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

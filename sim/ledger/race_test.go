@@ -11,6 +11,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/labs"
+	"idemlab/sim/waittest"
 )
 
 // storm is how many charges of one key arrive at once.
@@ -79,7 +80,7 @@ func TestCheckThenInsertRace(t *testing.T) {
 				done := make(chan struct{})
 				go func() { got = b.race(l, 2, c); close(done) }()
 				t.Cleanup(func() { b.Clock.Advance(gap); <-done }) // a racer never outlives the test
-				waitFor(t, "both racers in the gap", func() bool { return b.Clock.TimersOf(gap) == timers+2 })
+				waittest.For(t, "both racers in the gap", func() bool { return b.Clock.TimersOf(gap) == timers+2 })
 				b.Clock.Advance(gap)
 				<-done
 				if diff := cmp.Diff(tc.told, count(got)); diff != "" {

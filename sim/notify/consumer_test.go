@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/house"
 	"idemlab/sim/notify"
 	"idemlab/sim/store"
+	"idemlab/sim/waittest"
 )
 
 // A storm of deliveries: the same message comes 200 times more, at once
@@ -51,7 +51,7 @@ func TestConsumerDedupHoldsUnderAStorm(t *testing.T) {
 				return n
 			}
 			h.Notify.WakeRelay()
-			waitFor(t, "the first delivery", func() bool { return deliveries() == 1 })
+			waittest.For(t, "the first delivery", func() bool { return deliveries() == 1 })
 			m := notify.Message{Lab: l.ID}
 			if err := db.QueryRow(ctx, `SELECT id, order_id, payment_n, amount, fate, msg_dedup FROM messages WHERE lab_id = ?`, l.ID).
 				Scan(&m.ID, &m.OrderID, &m.Payment, &m.Amount, &m.Fate, &m.MsgDedup); err != nil {
@@ -67,8 +67,8 @@ func TestConsumerDedupHoldsUnderAStorm(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			waitFor(t, "201 deliveries", func() bool { return deliveries() == 201 })
-			waitFor(t, "the emails to arrive", func() bool {
+			waittest.For(t, "201 deliveries", func() bool { return deliveries() == 201 })
+			waittest.For(t, "the emails to arrive", func() bool {
 				open, emails, err := h.Notify.Unsettled(ctx, l)
 				return err == nil && open == 0 && emails >= tc.emails
 			})
@@ -80,17 +80,5 @@ func TestConsumerDedupHoldsUnderAStorm(t *testing.T) {
 				t.Errorf("%d emails after 201 deliveries under %s, want %d", mb.Count, tc.dedup, tc.emails)
 			}
 		})
-	}
-}
-
-// waitFor polls ok until it holds, or fails the test after a while.
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"idemlab/sim/mail"
 	"idemlab/sim/notify"
 	"idemlab/sim/store"
+	"idemlab/sim/waittest"
 )
 
 // openMailbox opens the lab's parts with its own mailbox, and a private lab
@@ -67,7 +68,7 @@ func TestMailboxRefusesOtherLocalUsers(t *testing.T) {
 	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil { // sends its email
 		t.Fatal(err)
 	}
-	waitFor(t, "the lab's own email", func() bool {
+	waittest.For(t, "the lab's own email", func() bool {
 		mb, err := h.Notify.Mailbox(ctx, l, 10)
 		return err == nil && mb.Count >= 1
 	})
@@ -153,7 +154,7 @@ func TestExternalServerGetsNoSignIn(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the external server got no email")
 	}
-	waitFor(t, "the email recorded", func() bool {
+	waittest.For(t, "the email recorded", func() bool {
 		mb, err := h.Notify.Mailbox(ctx, l, 10)
 		return err == nil && mb.Count == 1
 	})
@@ -180,7 +181,7 @@ func TestRefusedEmailIsSentAgainSoon(t *testing.T) {
 	if n := ext.refused.Load(); n != 1 {
 		t.Errorf("refused %d times before it was accepted, want 1", n)
 	}
-	waitFor(t, "the email recorded", func() bool {
+	waittest.For(t, "the email recorded", func() bool {
 		mb, err := h.Notify.Mailbox(ctx, l, 10)
 		return err == nil && mb.Count == 1
 	})

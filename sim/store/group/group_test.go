@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"idemlab/sim/waittest"
 	"testing"
 	"time"
 )
@@ -28,23 +29,11 @@ var errStarts = errors.New("starts")
 // waitQueued waits until n jobs are queued (their callers wait in Wait).
 func waitQueued(t *testing.T, q *Queue[int], n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d jobs queued", n), func() bool {
+	waittest.For(t, fmt.Sprintf("%d jobs queued", n), func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		return len(q.jobs) == n
 	})
-}
-
-// waitFor waits until cond holds, checking it every millisecond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 5 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func outcome(t *testing.T, c chan error) error {

@@ -1,0 +1,25 @@
+// Package waittest is how the rooms' tests wait for another goroutine: a
+// condition polled until it holds, never a fixed sleep.
+package waittest
+
+import (
+	"testing"
+	"time"
+)
+
+// Within is how long For waits before it fails the test: far longer than
+// any condition of a passing test takes, even under the race detector.
+const Within = 30 * time.Second
+
+// For polls cond every millisecond until it holds, and fails the test
+// when it has not held within Within; what says what was awaited.
+func For(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(Within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %v: %s", Within, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
