@@ -54,6 +54,10 @@ func TestVotesRaceTheReveal(t *testing.T) {
 		if _, err := cs.Reveal(ctx, l, "teacher"); sim.ErrorCode(err) != sim.ENotFound {
 			t.Errorf("reveal of a retry with nothing to retry: %v", err)
 		}
+		atClose, err := cs.Get(ctx, l) // the vote is closed: no vote counts from here on
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Wait()
 		got, err := cs.Get(ctx, l)
 		if err != nil {
@@ -61,6 +65,9 @@ func TestVotesRaceTheReveal(t *testing.T) {
 		}
 		if got.Question.State != class.Running || int64(got.Question.Votes) != taken.Load() || taken.Load()+closed.Load() != 200 {
 			t.Errorf("%d votes taken, %d closed; the question %s counts %d", taken.Load(), closed.Load(), got.Question.State, got.Question.Votes)
+		}
+		if got.Question.Votes != atClose.Question.Votes {
+			t.Errorf("%d votes when the vote closed, %d once the voters were done: votes were taken after the close", atClose.Question.Votes, got.Question.Votes)
 		}
 		if err := cs.Vote(ctx, c.Code, "late", q.N, q.Choices[0]); sim.ErrorCode(err) != sim.EClosed {
 			t.Errorf("a vote after the close: %v", err)
