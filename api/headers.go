@@ -13,6 +13,9 @@ const (
 	// (its value: operation id and attempt number), so that the charge
 	// endpoint can tell them from charges sent to it straight.
 	HeaderAttempt = "Idemlab-Attempt"
+	// HeaderStepped names a racer of a stepped race, by the token only the
+	// lab's own client knows: its charge stops at the protection's points.
+	HeaderStepped = "Idemlab-Stepped"
 	// ContentProblem is the media type of an error answer (RFC 9457).
 	ContentProblem = "application/problem+json"
 	// ContentJSON is the media type of every other answer of the API.

@@ -30,6 +30,10 @@ const (
 	RouteClass      = RouteLab + "/class"
 	RouteClassAsk   = RouteClass + "/questions"
 	RouteClassShow  = RouteClass + "/reveal"
+	RouteStepped    = RouteLab + "/stepped-races"
+	RouteSteppedOne = RouteStepped + "/:race"
+	RouteStep       = RouteSteppedOne + "/step"
+	RouteStepRun    = RouteSteppedOne + "/run"
 	RouteCompare    = Prefix + "/compare"
 	RouteComparison = RouteCompare + "/:id"
 )
@@ -51,6 +55,9 @@ func JoinQRPath(code string) string { return JoinPath(code) + "/qr.svg" }
 
 // LabPath is the API's address of a lab: the base of all its routes.
 func LabPath(lab string) string { return RouteLabs + "/" + lab }
+
+// SteppedPath is the API path of a lab's stepped race.
+func SteppedPath(lab, race string) string { return LabPath(lab) + "/stepped-races/" + race }
 
 // ChargesPath is the protected endpoint of a lab.
 func ChargesPath(lab string) string { return LabPath(lab) + "/charges" }

@@ -3,7 +3,7 @@ package sim
 // Action is one thing done to a lab that a scenario replays and a lesson
 // takes as a step.
 type Action struct {
-	Kind     string         `json:"k"` // base, settings, charge, retry, race, direct, clock (N: seconds)
+	Kind     string         `json:"k"` // base, settings, charge, retry, race, direct, clock (N: seconds), stepped (N: racers), step
 	Base     *Settings      `json:"b,omitempty"`
 	Settings *SettingsPatch `json:"s,omitempty"`
 	OrderID  string         `json:"o,omitempty"`
@@ -14,6 +14,8 @@ type Action struct {
 	N        int            `json:"n,omitempty"`
 	Key      *string        `json:"key,omitempty"` // direct: the Idempotency-Key sent, if any
 	Method   string         `json:"m,omitempty"`   // charge, direct: PUT or DELETE of the order ("" for POST)
+	Racer    string         `json:"r,omitempty"`   // step: the racer stepped (A, B, C)
+	To       string         `json:"to,omitempty"`  // step: "" its next point, "end" to its answer; "run" all, "abort"
 }
 
 // Scenario is a lab's settings at its start and what was done to it since.

@@ -76,7 +76,15 @@ func handleCharge(h *house.House) echo.HandlerFunc {
 		ch.Key = key
 		ch.Direct = c.Request().Header.Get(api.HeaderAttempt) == ""
 		l := labOf(c)
-		res, err := h.Ledger.Charge(c.Request().Context(), l, ch)
+		ctx := c.Request().Context()
+		if token := c.Request().Header.Get(api.HeaderStepped); token != "" {
+			steps, err := h.Stepped.Racer(ctx, token, l.ID)
+			if err != nil {
+				return err
+			}
+			ctx = ledger.WithSteps(ctx, steps)
+		}
+		res, err := h.Ledger.Charge(ctx, l, ch)
 		if sim.ErrorCode(err) == sim.ECrashed {
 			// The server "dies" with the request in its hands: the
 			// connection drops and no answer, not even a 5xx, goes out.

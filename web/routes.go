@@ -83,6 +83,11 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteLesson, handleLessonChooseAPI(h), lab, once)
 	e.POST(api.RouteLessonUp, handleLessonSetUpAPI(h), lab, once)
 	e.POST(api.RouteLessonStep, handleLessonStepAPI(h), lab, once)
+	e.POST(api.RouteStepped, handleSteppedStart(h), lab, once)
+	get(root, api.RouteSteppedOne, handleSteppedGet(h), lab)
+	e.POST(api.RouteStep, handleSteppedStep(h), lab, once)
+	e.POST(api.RouteStepRun, handleSteppedRun(h), lab, once)
+	e.DELETE(api.RouteSteppedOne, handleSteppedAbort(h), lab)
 	addClassRoutes(e, root, h, hub, limit, once)
 }
 

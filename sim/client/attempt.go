@@ -27,7 +27,11 @@ type attemptState struct {
 	op         *sim.Operation
 	a          sim.Attempt
 	clientDone bool
-	version    int // of a, as saved: a later save never loses to an earlier
+	version    int    // of a, as saved: a later save never loses to an earlier
+	stepped    string // the racer's token, when the attempt is a stepped race's
+	// answered is told the attempt as its answer arrives, before it is
+	// recorded (a stepped race's: recording may wait for a racer's locks).
+	answered func(sim.Attempt)
 }
 
 // begin records a new attempt of op, numbered after the last one, with its
@@ -85,6 +89,9 @@ func (c *Client) send(ctx context.Context, l *labs.Lab, as *attemptState, timeou
 	if as.a.Key != nil {
 		req.Header.Set(api.HeaderKey, *as.a.Key)
 	}
+	if as.stepped != "" {
+		req.Header.Set(api.HeaderStepped, as.stepped)
+	}
 	resp, err := net.RoundTrip(req)
 	if err == nil {
 		io.Copy(io.Discard, resp.Body)
@@ -102,6 +109,10 @@ func (c *Client) send(ctx context.Context, l *labs.Lab, as *attemptState, timeou
 	}
 	as.clientDone = true
 	as.mu.Unlock()
+	if as.answered != nil {
+		a, _ := as.settle(c.Clock.Now())
+		as.answered(a)
+	}
 	c.save(l, as, false)
 	return status, after, err
 }

@@ -32,16 +32,31 @@ func (c *Client) Start(ctx context.Context, l *labs.Lab, r sim.OperationRequest)
 		return sim.Operation{}, err
 	}
 	defer done()
+	a := sim.Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}
+	if method != sim.MethodPost {
+		a.Method = method
+	}
+	op, err := c.create(ctx, l, s, method, r, a)
+	if err != nil {
+		return sim.Operation{}, err
+	}
+	if err := c.run(ctx, l, op, fate, true, g); err != nil {
+		return sim.Operation{}, err
+	}
+	return c.Operation(ctx, l, op.ID)
+}
+
+// create writes a new operation of the lab, numbered after the last, with
+// the action that recorded it (a.Kind "" records none).
+func (c *Client) create(ctx context.Context, l *labs.Lab, s sim.Settings, method string, r sim.OperationRequest, a sim.Action) (*sim.Operation, error) {
 	now := c.Clock.Now()
 	op := &sim.Operation{ID: "op-" + sim.NewToken()[:16], OrderID: r.OrderID, Amount: r.Amount, Method: method,
 		KeyStrategy: s.KeyStrategy, CreatedAt: time.UnixMilli(now.UnixMilli()).UTC()}
-	err = c.Store.Write(ctx, func(tx *store.Tx) error {
-		a := sim.Action{Kind: "charge", OrderID: r.OrderID, Amount: r.Amount, Fate: r.Fate}
-		if method != sim.MethodPost {
-			a.Method = method
-		}
-		if err := c.Labs.Record(tx, l.ID, a); err != nil {
-			return err
+	err := c.Store.Write(ctx, func(tx *store.Tx) error {
+		if a.Kind != "" {
+			if err := c.Labs.Record(tx, l.ID, a); err != nil {
+				return err
+			}
 		}
 		if err := tx.QueryRow(`UPDATE lab_counts SET op_seq = op_seq + 1 WHERE lab_id = ? RETURNING op_seq`, l.ID).Scan(&op.Seq); err != nil {
 			return err
@@ -56,13 +71,10 @@ INSERT INTO operations (lab_id, id, seq, order_id, amount, method, key_strategy,
 		return err
 	})
 	if err != nil {
-		return sim.Operation{}, labs.Failed(l.ID, "client: create operation", err)
+		return nil, labs.Failed(l.ID, "client: create operation", err)
 	}
 	c.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventOperation, Operation: op})
-	if err := c.run(ctx, l, op, fate, true, g); err != nil {
-		return sim.Operation{}, err
-	}
-	return c.Operation(ctx, l, op.ID)
+	return op, nil
 }
 
 // Retry makes one more attempt of an operation, with its key or without any

@@ -28,6 +28,7 @@ import (
 	"idemlab/sim/orders"
 	"idemlab/sim/outage"
 	"idemlab/sim/scenario"
+	"idemlab/sim/stepped"
 	"idemlab/sim/store"
 )
 
@@ -64,6 +65,7 @@ type House struct {
 	Scenarios *scenario.Scenarios
 	Lessons   *lesson.Lessons
 	Classes   *class.Classes
+	Stepped   *stepped.Races
 	Compare   *compare.Comparisons
 
 	// DB follows the database's outages: logged once each, by whoever
@@ -138,7 +140,8 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	h.Client = client.New(cc)
 	h.Orders = orders.New(h.Store, h.Labs, h.Bus, h.Clock)
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
-	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.log)
+	h.Stepped = stepped.New(stepped.Config{Store: h.Store, Labs: h.Labs, Client: h.Client, Bus: h.Bus, Clock: h.Clock, Log: h.log})
+	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.Stepped, h.log)
 	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Bus, h.log)
 	h.Classes = class.New(h.Store, h.Labs, h.Lessons, h.Scenarios, h.Bus, h.Clock, h.log)
 	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Scenarios, h.Clock)
@@ -149,7 +152,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 // what runs in the background.
 func (h *House) start(ctx context.Context) error {
 	err := h.Labs.Start(ctx, h.Client.Room(), h.Ledger.Room(), h.Records.Room(), h.Lessons.Room(),
-		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room(), h.Classes.Room())
+		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room(), h.Classes.Room(), h.Stepped.Room())
 	if err != nil {
 		return err
 	}
@@ -173,8 +176,12 @@ func (h *House) heard(ctx context.Context, ev sim.Event) {
 }
 
 // Stop tells the simulated client to stop: retry loops end and attempts
-// stop waiting. Requests already at the server still finish.
+// stop waiting, and stepped races are aborted. Requests already at the
+// server still finish.
 func (h *House) Stop() {
+	if h.Stepped != nil {
+		h.Stepped.Close()
+	}
 	if h.Client != nil {
 		h.Client.Stop()
 	}
@@ -185,6 +192,9 @@ func (h *House) Stop() {
 // processes' updates, the email's path, the key-value store. The store is
 // the caller's to close.
 func (h *House) Close() {
+	if h.Stepped != nil {
+		h.Stepped.Close()
+	}
 	if h.Client != nil {
 		h.Client.Close()
 	}

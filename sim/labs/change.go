@@ -91,6 +91,7 @@ func (r *Registry) Reset(ctx context.Context, l *Lab) error {
 
 // ResetInTurn is Reset for a caller that has the lab's turn.
 func (r *Registry) ResetInTurn(ctx context.Context, l *Lab) error {
+	halt(ctx, r.rooms, l.ID, Emptied)
 	_, _, err := r.Change(ctx, l, func(tx *store.Tx, cur State) error {
 		for _, room := range r.rooms {
 			if err := room.Reset(ctx, tx, l.ID); err != nil {
@@ -112,6 +113,15 @@ func (r *Registry) ResetInTurn(ctx context.Context, l *Lab) error {
 	r.closeRooms(ctx, l.ID, Emptied)
 	r.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventReset})
 	return nil
+}
+
+// halt stops the rooms' work in the lab that holds its locks (Halter).
+func halt(ctx context.Context, rooms []Room, lab string, why Closing) {
+	for _, room := range rooms {
+		if h, ok := room.(Halter); ok {
+			h.Halt(ctx, lab, why)
+		}
+	}
 }
 
 // closeRooms tells every room to let go of the lab, for why.

@@ -28,6 +28,14 @@ type Room interface {
 	Close(ctx context.Context, lab string, why Closing)
 }
 
+// Halter is a room with work in a lab that holds the lab's locks while a
+// person thinks (a stepped race's open transactions): a reset halts it
+// first, so that it does not wait for that work's end. (A removal's
+// transaction takes none of those locks; Close follows it.)
+type Halter interface {
+	Halt(ctx context.Context, lab string, why Closing)
+}
+
 // Closing is why a room lets go of a lab.
 type Closing int
 

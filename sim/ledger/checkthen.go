@@ -21,8 +21,13 @@ func (ct checkThenInsert) charge(ctx context.Context, l *labs.Lab, c sim.Charge,
 		return ct.inOneTx(ctx, l, c, s)
 	}
 	if c.Key != nil {
+		if err := at(ctx, sim.PointSelect, nil); err != nil {
+			return Result{}, err
+		}
 		var n int
-		if err := g.checkKey.QueryRow(ctx, l.ID, *c.Key).Scan(&n); err != nil {
+		err := g.checkKey.QueryRow(ctx, l.ID, *c.Key).Scan(&n)
+		did(ctx, sim.PointSelect, sqlCheckKey, found(n, err))
+		if err != nil {
 			return Result{}, charging(l, c, err)
 		}
 		if n > 0 {
@@ -45,9 +50,17 @@ func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge
 	isolated := func(fn func(*store.Tx) error) error {
 		return g.Store.Isolated(ctx, s.Isolation == sim.IsolationSerializable, fn)
 	}
+	if stepped(ctx) {
+		if err := at(ctx, sim.PointSelect, nil); err != nil {
+			return Result{}, err
+		}
+		isolated = func(fn func(*store.Tx) error) error { return g.steppedTx(ctx, s, fn) }
+	}
 	err := g.committing(isolated, func(tx *store.Tx) error {
 		var n int
-		if err := tx.QueryRowStmt(g.checkKey, l.ID, *c.Key).Scan(&n); err != nil {
+		err := tx.QueryRowStmt(g.checkKey, l.ID, *c.Key).Scan(&n)
+		did(ctx, sim.PointSelect, sqlCheckKey, found(n, err))
+		if err != nil {
 			return err
 		}
 		if n > 0 {
@@ -56,14 +69,22 @@ func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge
 		}
 		g.pause(ctx, s.CheckGapMS)
 		g.work(ctx, s)
+		if err := at(ctx, sim.PointInsert, tx); err != nil {
+			return err
+		}
 		if err := tx.LockKey(l.ID); err != nil {
+			did(ctx, sim.PointInsert, sqlInsertPayment, failed(err))
 			return err
 		}
 		p, err := g.write(tx, l, c, nil, false)
+		did(ctx, sim.PointInsert, sqlInsertPayment, insertResult(p, err))
 		if err != nil {
 			return err
 		}
 		res = charged(p)
+		if stepped(ctx) {
+			return nil // the stop before the COMMIT, and the crash, are steppedTx's
+		}
 		return crashBeforeCommit(s)
 	})
 	if store.IsSerialization(err) {
@@ -73,4 +94,12 @@ func (ct checkThenInsert) inOneTx(ctx context.Context, l *labs.Lab, c sim.Charge
 		return Result{}, charging(l, c, err)
 	}
 	return res, nil
+}
+
+// found is what the SELECT for the key found.
+func found(n int, err error) sim.StepResult {
+	if err != nil {
+		return failed(err)
+	}
+	return sim.StepResult{Code: sim.StepFound, Rows: int64(n)}
 }

@@ -84,9 +84,12 @@ func New(ctx context.Context, cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.checkKey, err = cfg.Store.PrepareRead(ctx, `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`)
+	g.checkKey, err = cfg.Store.PrepareRead(ctx, sqlCheckKey)
 	return g, err
 }
+
+// sqlCheckKey is check-then-insert's SELECT: payments with the key.
+const sqlCheckKey = `SELECT COUNT(*) FROM payments WHERE lab_id = ? AND idempotency_key = ?`
 
 // A payment's number is the next in its lab (found through the index on
 // (lab_id, n)): a payment is written under its lab's lock (WriteLab), so
@@ -162,8 +165,12 @@ func told(res Result, err error) sim.Outcome {
 // commit, so a retry can arrive while the first request is still working.
 func (g *Ledger) work(ctx context.Context, s sim.Settings) { g.pause(ctx, s.ServerDelayMS) }
 
-// pause waits ms on the ledger's clock.
+// pause waits ms on the ledger's clock. A stepped charge does not wait:
+// the person stepping it is its gap.
 func (g *Ledger) pause(ctx context.Context, ms int) {
+	if stepped(ctx) {
+		return
+	}
 	clock.Sleep(ctx, g.Clock, time.Duration(ms)*time.Millisecond)
 }
 
@@ -205,9 +212,15 @@ func (g *Ledger) write(tx *store.Tx, l *labs.Lab, c sim.Charge, dedup *string, o
 
 // insertOne writes one payment in a transaction of its own, failing where
 // the lab's server_fault says the server dies before its commit.
-func (g *Ledger) insertOne(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, dedup *string, onConflict bool) (*sim.Payment, error) {
-	var p *sim.Payment
-	err := g.committing(func(fn func(*store.Tx) error) error { return g.Store.WriteLab(ctx, l.ID, fn) }, func(tx *store.Tx) (err error) {
+func (g *Ledger) insertOne(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, dedup *string, onConflict bool) (p *sim.Payment, err error) {
+	if err := at(ctx, sim.PointInsert, nil); err != nil {
+		return nil, err
+	}
+	if stepped(ctx) && g.Store.Postgres() {
+		return g.insertStepped(ctx, l, c, s, dedup, onConflict)
+	}
+	defer func() { did(ctx, sim.PointInsert, insertSQL(dedup, onConflict)+"; COMMIT", insertResult(p, err)) }()
+	err = g.committing(func(fn func(*store.Tx) error) error { return g.Store.WriteLab(ctx, l.ID, fn) }, func(tx *store.Tx) (err error) {
 		if p, err = g.write(tx, l, c, dedup, onConflict); err != nil {
 			return err
 		}

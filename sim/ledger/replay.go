@@ -25,11 +25,17 @@ func (rp replay) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 	}
 	fp := c.Fingerprint()
 	claim := rp.g.Records.New(l, idempotency.ScopeCharges, *c.Key, time.Duration(s.KeyTTLS)*time.Second, l.Clock())
+	if err := at(ctx, sim.PointClaim, nil); err != nil {
+		return Result{}, err
+	}
 	done, err := claim.Lookup(fp)
+	if done || err != nil {
+		did(ctx, sim.PointClaim, "SELECT … FROM idempotency_records WHERE lab_id = ? AND key = ?", claimed(claim, err))
+	}
 	var res Result
 	switch {
 	case err != nil || done:
-	case s.ServerDelayMS == 0 && s.ServerFault == sim.FaultNone:
+	case s.ServerDelayMS == 0 && s.ServerFault == sim.FaultNone && !stepped(ctx):
 		res, err = rp.atOnce(ctx, l, c, s, claim, fp)
 	default:
 		res, err = rp.inTwo(ctx, l, c, s, claim, fp)
@@ -53,7 +59,7 @@ func (rp replay) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, claim *idempotency.Claim, fp string) (Result, error) {
 	var res Result
 	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
-	err := rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error {
+	err := rp.g.committing(rp.writer(ctx, l, s), func(tx *store.Tx) error {
 		p, err := rp.g.write(tx, l, c, nil, false)
 		if err != nil {
 			return err
@@ -65,11 +71,11 @@ func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 		return res, err
 	}
 	res = Result{}
-	err = rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error {
+	err = rp.g.committing(rp.writer(ctx, l, s), func(tx *store.Tx) error {
 		if err := claim.Take(tx, fp, lock); err != nil || claim.Replay != nil {
 			return err
 		}
-		return rp.complete(tx, l, c, claim, &res)
+		return rp.complete(ctx, tx, l, c, claim, &res)
 	})
 	return res, err
 }
@@ -80,6 +86,7 @@ func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Settings, claim *idempotency.Claim, fp string) (Result, error) {
 	lock := time.Duration(s.LockTimeoutMS) * time.Millisecond
 	err := rp.g.Store.Write(ctx, func(tx *store.Tx) error { return claim.Take(tx, fp, lock) })
+	did(ctx, sim.PointClaim, sqlClaim, claimed(claim, err))
 	if err != nil || claim.Replay != nil {
 		return Result{}, err
 	}
@@ -88,8 +95,10 @@ func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Set
 	}
 	rp.g.work(ctx, s)
 	var res Result
-	err = rp.g.committing(rp.writer(ctx, l), func(tx *store.Tx) error { return rp.complete(tx, l, c, claim, &res) })
-	if err != nil && sim.ErrorCode(err) == sim.EInternal {
+	if err = at(ctx, sim.PointCharge, nil); err == nil {
+		err = rp.g.committing(rp.writer(ctx, l, s), func(tx *store.Tx) error { return rp.complete(ctx, tx, l, c, claim, &res) })
+	}
+	if err != nil && (sim.ErrorCode(err) == sim.EInternal || errors.Is(err, sim.ErrStepAborted)) {
 		if rerr := claim.Release(ctx); rerr != nil {
 			rp.g.Log.Warn("release idempotency claim", "lab", l.ID, "key", c.KeyText(), "err", rerr)
 		}
@@ -97,17 +106,71 @@ func (rp replay) inTwo(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Set
 	return res, err
 }
 
-// writer is the store's writer of the lab's payments, for ctx.
-func (rp replay) writer(ctx context.Context, l *labs.Lab) func(func(*store.Tx) error) error {
+// writer is the store's writer of the lab's payments, for ctx; a stepped
+// charge's on PostgreSQL is a transaction of its own, stopped at its points.
+func (rp replay) writer(ctx context.Context, l *labs.Lab, s sim.Settings) func(func(*store.Tx) error) error {
+	if stepped(ctx) && rp.g.Store.Postgres() {
+		return func(fn func(*store.Tx) error) error {
+			return rp.g.steppedTx(ctx, s, func(tx *store.Tx) error {
+				if err := tx.LockKey(l.ID); err != nil {
+					did(ctx, sim.PointCharge, sqlInsertPayment, failed(err))
+					return err
+				}
+				return fn(tx)
+			})
+		}
+	}
 	return func(fn func(*store.Tx) error) error { return rp.g.Store.WriteLab(ctx, l.ID, fn) }
 }
 
-// complete writes the payment and stores its answer in the claimed record.
-func (rp replay) complete(tx *store.Tx, l *labs.Lab, c sim.Charge, claim *idempotency.Claim, res *Result) error {
+// complete writes the payment and stores its answer in the claimed record;
+// a stepped charge on PostgreSQL stops between the two.
+func (rp replay) complete(ctx context.Context, tx *store.Tx, l *labs.Lab, c sim.Charge, claim *idempotency.Claim, res *Result) error {
 	p, err := rp.g.write(tx, l, c, nil, false)
+	if !stepped(ctx) || !rp.g.Store.Postgres() {
+		defer func() {
+			did(ctx, sim.PointCharge, sqlInsertPayment+"; "+sqlComplete+"; COMMIT", insertResult(p, err))
+		}()
+	} else if did(ctx, sim.PointCharge, sqlInsertPayment, insertResult(p, err)); err == nil {
+		if err = at(ctx, sim.PointStore, tx); err != nil {
+			return err
+		}
+		defer func() { did(ctx, sim.PointStore, sqlComplete, stored(err)) }()
+	}
 	if err != nil {
 		return err
 	}
 	*res = charged(p)
-	return claim.Complete(tx, api.Charged(l.ID, *p))
+	err = claim.Complete(tx, api.Charged(l.ID, *p))
+	return err
+}
+
+// The statements of replay's claim and answer, as a stepped race's log
+// shows them (sim/idempotency runs them).
+const (
+	sqlClaim    = `INSERT INTO idempotency_records … ON CONFLICT (lab_id, scope, key) DO UPDATE … WHERE expired or left in flight`
+	sqlComplete = `UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE … AND owner = ?`
+)
+
+// claimed is what the claim of the key found.
+func claimed(c *idempotency.Claim, err error) sim.StepResult {
+	switch {
+	case err == nil && c.Replay != nil:
+		return sim.StepResult{Code: sim.StepReplayed}
+	case err == nil:
+		return sim.StepResult{Code: sim.StepClaimed}
+	case sim.ErrorCode(err) == sim.EInFlight:
+		return sim.StepResult{Code: sim.StepInFlight}
+	case sim.ErrorCode(err) == sim.EKeyReused:
+		return sim.StepResult{Code: sim.StepMismatch}
+	}
+	return failed(err)
+}
+
+// stored is what storing the answer did.
+func stored(err error) sim.StepResult {
+	if err != nil {
+		return failed(err)
+	}
+	return sim.StepResult{Code: sim.StepStored}
 }

@@ -33,7 +33,11 @@ func (x setNX) charge(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Sett
 	if x.g.KV == nil {
 		return Result{}, sim.Unavailable(sim.PartKV, 10*time.Second, "kv-down")
 	}
+	if err := at(ctx, sim.PointSetNX, nil); err != nil {
+		return Result{}, err
+	}
 	hold, err := x.g.KV.Take(ctx, l.ID, *c.Key, c.Fingerprint(), time.Duration(s.KeyTTLS)*time.Second, x.g.Clock.Now())
+	did(ctx, sim.PointSetNX, "SET idem:{lab}:{key} {fingerprint} NX PX {key_ttl}", setResult(hold, err))
 	switch {
 	case errors.Is(err, keys.ErrUnknown):
 		x.g.gaveBack(l, c, sim.GiveBackOwed)
@@ -85,4 +89,15 @@ ON CONFLICT (lab_id, order_id) DO UPDATE SET told_done = order_stats.told_done +
 // happen.
 func (g *Ledger) gaveBack(l *labs.Lab, c sim.Charge, what sim.GiveBack) {
 	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventGiveBack, Key: c.Key, OrderID: c.OrderID, GiveBack: what})
+}
+
+// setResult is what SET NX did.
+func setResult(hold *keys.Hold, err error) sim.StepResult {
+	switch {
+	case err != nil:
+		return failed(err)
+	case hold == nil:
+		return sim.StepResult{Code: sim.StepExists}
+	}
+	return sim.StepResult{Code: sim.StepSet}
 }

@@ -58,6 +58,11 @@ func (sc *Scenarios) Play(ctx context.Context, l *labs.Lab, a sim.Action) error 
 		return err
 	case "direct":
 		return sc.direct(ctx, l, a)
+	case "stepped":
+		_, err := sc.races.Start(ctx, l, a.OrderID, a.Amount, a.N)
+		return err
+	case "step":
+		return sc.step(ctx, l, a)
 	case "retry", "race":
 		id, err := sc.client.OperationID(ctx, l, a.Op)
 		if err != nil {
@@ -93,4 +98,25 @@ func (sc *Scenarios) direct(ctx context.Context, l *labs.Lab, a sim.Action) erro
 		return nil
 	}
 	return sim.Invalid(sim.Broke("method", "one-of", fmt.Sprintf("%q, %q, %q", sim.MethodPost, sim.MethodPut, sim.MethodDelete)))
+}
+
+// step takes a step of the lab's stepped race: a racer's (To: "" its next
+// point, "end" to its answer), every racer's at once (To "run"), or its
+// abort (To "abort"). The race must be there: a step of a race that is
+// not is refused.
+func (sc *Scenarios) step(ctx context.Context, l *labs.Lab, a sim.Action) error {
+	race, ok := sc.races.Latest(l)
+	if !ok {
+		return sim.Errorf(sim.ENotFound, "no-stepped-race", "")
+	}
+	var err error
+	switch a.To {
+	case "run":
+		_, err = sc.races.Run(ctx, l, race.ID)
+	case "abort":
+		_, err = sc.races.Abort(ctx, l, race.ID)
+	default:
+		_, err = sc.races.Step(ctx, l, race.ID, a.Racer, a.To)
+	}
+	return err
 }
