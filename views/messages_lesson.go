@@ -58,6 +58,11 @@ var lessonMessages = map[string]message{
 	"lesson.fault.none":               {"The server is mended: no more crashes", "Сервер починили: падений больше нет"},
 	"lesson.fault.crash-after-guard":  {"the server dies after taking its guard, before the COMMIT", "сервер падает, взяв защиту, до COMMIT"},
 	"lesson.step.other":               {"Another action.", "Другое действие."},
+	"lesson.step.stepped":             {"Send %[3]d racers for order %[1]s, %[2]s, stepped by hand.", "Отправить %[3]d соперника за заказ %[1]s, %[2]s, шаг за шагом вручную."},
+	"lesson.step.step":                {"Next %s: it runs one statement.", "Дальше %s: он выполняет одну инструкцию."},
+	"lesson.step.step-end":            {"%s runs to its answer.", "%s идёт до ответа."},
+	"lesson.step.step-run":            {"Every racer runs freely.", "Все соперники идут без остановок."},
+	"lesson.step.step-abort":          {"Abort the race: open transactions roll back.", "Прервать гонку: открытые транзакции откатываются."},
 	"lesson.fate.ok":                  {"everything arrives", "всё доходит"},
 	"lesson.fate.request-lost":        {"the request is lost on its way", "запрос теряется по дороге"},
 	"lesson.fate.response-lost":       {"the server commits, the answer is lost", "сервер списывает, ответ теряется"},
@@ -126,6 +131,11 @@ var lessonMessages = map[string]message{
 	"lesson.13.idea": {
 		"Lesson 3's race, with the SELECT and the INSERT in one transaction on PostgreSQL. Under READ COMMITTED each statement sees what was committed before it began: both racers look, both find nothing, both charge. Under SERIALIZABLE the database watches what each transaction read: the second racer's INSERT would make its own SELECT wrong, so PostgreSQL fails it with 40001 — a 409 with Retry-After — and its retry finds the first racer's payment. The protection is real, but it costs retries: UNIQUE is still the simpler guard.",
 		"Гонка из урока 3, но SELECT и INSERT — в одной транзакции PostgreSQL. При READ COMMITTED каждый запрос видит то, что зафиксировано до его начала: оба соперника проверяют, оба ничего не находят, оба списывают. При SERIALIZABLE база следит, что прочитала каждая транзакция: INSERT второго соперника сделал бы его собственный SELECT неверным, и PostgreSQL отменяет его с кодом 40001 — это 409 с Retry-After, — а повтор находит платёж первого. Защита настоящая, но она стоит повторов: UNIQUE по-прежнему проще.",
+	},
+	"lesson.14.title": {"Choose the interleaving", "Выберите порядок"},
+	"lesson.14.idea": {
+		"Lesson 3's race under a microscope: you step two retries of one payment yourself, statement by statement, and a real database decides. First the article's order — A's SELECT, B's SELECT, then both INSERTs: both looked before either wrote, both found nothing, two charges. Then the same order under UNIQUE: B's INSERT breaks the constraint, one charge. Then A runs to its end before B starts: B's SELECT finds A's payment, one charge. The check was never wrong; the gap between the check and the write was.",
+		"Гонка из урока 3 под микроскопом: вы сами ведёте два повтора одного платежа, инструкция за инструкцией, а решает настоящая база. Сначала порядок из статьи — SELECT у A, SELECT у B, потом оба INSERT: оба посмотрели раньше, чем кто-то записал, оба ничего не нашли — два списания. Потом тот же порядок с UNIQUE: INSERT у B нарушает ограничение — одно списание. Потом A доходит до конца раньше, чем начинает B: SELECT у B находит платёж A — одно списание. Проверка не ошибалась; ошибкой был зазор между проверкой и записью.",
 	},
 	"lesson.6.title": {"“Already done” or the same answer", "«Уже выполнено» или тот же ответ"},
 	"lesson.6.idea": {

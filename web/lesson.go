@@ -94,6 +94,18 @@ func stepWords(a sim.Action) views.Msg {
 		return m("lesson.step.race", a.N)
 	case "clock":
 		return m("lesson.step.clock", a.N)
+	case "stepped":
+		return m("lesson.step.stepped", a.OrderID, views.Amount(a.Amount), a.N)
+	case "step":
+		switch a.To {
+		case "end":
+			return m("lesson.step.step-end", a.Racer)
+		case "run":
+			return m("lesson.step.step-run")
+		case "abort":
+			return m("lesson.step.step-abort")
+		}
+		return m("lesson.step.step", a.Racer)
 	case "settings":
 		switch p := a.Settings; {
 		case p == nil:

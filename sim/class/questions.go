@@ -71,8 +71,9 @@ func StepAsk(ls lesson.Lesson, step int) (a Ask, order string, ok bool) {
 		return Ask{}, "", false
 	}
 	act := ls.Steps[step]
-	switch act.Kind {
-	case "charge", "retry", "race":
+	switch {
+	case act.Kind == "charge", act.Kind == "retry", act.Kind == "race":
+	case act.Kind == "step" && act.To == "end" && act.Racer == "B": // the stepped race's end
 	default:
 		return Ask{}, "", false
 	}
@@ -97,7 +98,7 @@ func GenericAsk() Ask { return Ask{MeasureAdded, counts} }
 // race's the latest charge's before it.
 func orderOf(steps []sim.Action, i int) string {
 	for ; i >= 0; i-- {
-		if steps[i].Kind == "charge" {
+		if steps[i].Kind == "charge" || steps[i].Kind == "stepped" {
 			return steps[i].OrderID
 		}
 	}

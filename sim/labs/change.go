@@ -12,7 +12,27 @@ import (
 // stored, not as kept: two changes in one group commit see each other),
 // bumps the lab's revision, and publishes the new state once committed.
 func (r *Registry) Change(ctx context.Context, l *Lab, fn func(tx *store.Tx, cur State) error) (prev, next State, err error) {
-	err = r.store.WriteLab(ctx, l.ID, func(tx *store.Tx) error {
+	return change(ctx, l, func(fn func(*store.Tx) error) error { return r.store.WriteLab(ctx, l.ID, fn) }, fn)
+}
+
+// ChangeAside is Change for a change of the lab's own state that numbers
+// none of its rows (a lesson's move): it does not queue behind the lab's
+// writes, whose lock a stepped racer's open transaction may hold on
+// PostgreSQL while a person thinks. Changes still run one at a time:
+// the first statement takes the lab's row.
+func (r *Registry) ChangeAside(ctx context.Context, l *Lab, fn func(tx *store.Tx, cur State) error) (prev, next State, err error) {
+	return change(ctx, l, func(fn func(*store.Tx) error) error {
+		return r.store.Write(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(`UPDATE labs SET rev = rev WHERE id = ?`, l.ID); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	}, fn)
+}
+
+func change(ctx context.Context, l *Lab, write func(func(*store.Tx) error) error, fn func(tx *store.Tx, cur State) error) (prev, next State, err error) {
+	err = write(func(tx *store.Tx) error {
 		if prev, err = scanState(tx.QueryRow(stateQuery, l.ID), l.ID); err != nil {
 			return err
 		}
@@ -110,7 +130,7 @@ func (r *Registry) ResetInTurn(ctx context.Context, l *Lab) error {
 	if err != nil {
 		return Failed(l.ID, "labs: reset "+l.ID, err)
 	}
-	r.closeRooms(ctx, l.ID, Emptied)
+	closeRooms(ctx, r.rooms, l.ID, Emptied)
 	r.bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventReset})
 	return nil
 }
@@ -125,8 +145,8 @@ func halt(ctx context.Context, rooms []Room, lab string, why Closing) {
 }
 
 // closeRooms tells every room to let go of the lab, for why.
-func (r *Registry) closeRooms(ctx context.Context, lab string, why Closing) {
-	for _, room := range r.rooms {
+func closeRooms(ctx context.Context, rooms []Room, lab string, why Closing) {
+	for _, room := range rooms {
 		room.Close(ctx, lab, why)
 	}
 }

@@ -22,7 +22,7 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 		// only this process's memory goes: emptying them again would drop
 		// keys taken since.
 		r.Reload(ctx, ev.Lab)
-		r.closeRooms(ctx, ev.Lab, Stale)
+		closeRooms(ctx, r.rooms, ev.Lab, Stale)
 	case sim.EventGone:
 		r.Drop(ctx, ev.Lab)
 	case sim.EventStartOver:
@@ -41,7 +41,7 @@ func (r *Registry) StartOver(ctx context.Context) {
 	ids := slices.Collect(maps.Keys(r.m))
 	r.mu.Unlock()
 	for _, id := range ids {
-		r.closeRooms(ctx, id, Stale)
+		closeRooms(ctx, r.rooms, id, Stale)
 	}
 	for _, id := range ids {
 		err := reload(ctx, r, id)

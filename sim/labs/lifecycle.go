@@ -151,7 +151,7 @@ func (r *Registry) Drop(ctx context.Context, id string) {
 	r.mu.Lock()
 	delete(r.m, id)
 	r.mu.Unlock()
-	r.closeRooms(ctx, id, Removed)
+	closeRooms(ctx, r.rooms, id, Removed)
 }
 
 // purge deletes a lab that is out of use (building or doomed): each room's

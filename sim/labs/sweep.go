@@ -140,7 +140,7 @@ func (j Janitor) evict(ctx context.Context, now time.Time) error {
 	}
 	r.mu.Unlock()
 	for _, id := range gone {
-		r.closeRooms(ctx, id, Evicted) // the next message of the lab starts its consumer again
+		closeRooms(ctx, r.rooms, id, Evicted) // the next message of the lab starts its consumer again
 	}
 	return nil
 }

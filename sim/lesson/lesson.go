@@ -163,7 +163,7 @@ var errMoved = errors.New("lesson: moved meanwhile")
 // transaction that reads where the lesson is: of two requests for one
 // step, in any processes, one moves it (ok) and the other finds it moved.
 func (ls *Lessons) move(ctx context.Context, l *labs.Lab, from, to int) (ok bool, err error) {
-	_, _, err = ls.labs.Change(ctx, l, func(tx *store.Tx, cur labs.State) error {
+	_, _, err = ls.labs.ChangeAside(ctx, l, func(tx *store.Tx, cur labs.State) error {
 		if !cur.Lesson.Ready || cur.Lesson.Next != from {
 			return errMoved
 		}

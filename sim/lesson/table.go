@@ -1,6 +1,11 @@
 package lesson
 
-import "idemlab/sim"
+import (
+	"slices"
+	"strings"
+
+	"idemlab/sim"
+)
 
 // Lesson is one of the article's lessons as the lab plays it: the settings
 // it starts from, the actions a learner takes, one by one, and what the
@@ -236,7 +241,42 @@ var table = []Lesson{{
 	Expect: Expect{Charges: 3, Total: 4500,
 		Orders:  []OrderCharges{{"order-42", 2}, {"order-43", 1}},
 		Answers: []Answer{{"order-43", sim.OutcomeDuplicate}}},
+}, {
+	// The race under a microscope: a person steps two retries of one
+	// payment, statement by statement, and the database decides. The
+	// article's interleaving (both SELECTs, then both INSERTs) charges
+	// twice; under UNIQUE the same interleaving charges once, B's INSERT
+	// breaking the constraint; and A run to its end before B starts
+	// charges once, B's SELECT finding A's payment.
+	N: 14,
+	Settings: lessonSettings(func(s *sim.Settings) {
+		s.Protection, s.KeyStrategy = sim.ProtectCheckThenInsert, sim.KeyUUID
+	}),
+	Steps: slices.Concat(
+		steppedRace("order-42", "A", "B", "A*", "B*"),
+		[]sim.Action{switchTo(sim.SettingsPatch{Protection: ptr(sim.ProtectUnique)})},
+		steppedRace("order-43", "A", "B", "A*", "B*"),
+		[]sim.Action{switchTo(sim.SettingsPatch{Protection: ptr(sim.ProtectCheckThenInsert)})},
+		steppedRace("order-44", "A*", "B*"),
+	),
+	Expect: Expect{Charges: 4, Total: 6000,
+		Orders:  []OrderCharges{{"order-42", 2}, {"order-43", 1}, {"order-44", 1}},
+		Answers: []Answer{{"order-42", sim.OutcomeCharged}, {"order-43", sim.OutcomeDuplicate}, {"order-44", sim.OutcomeDuplicate}}},
 }}
+
+// steppedRace is a stepped race of two racers on the order, then its
+// steps: "A" takes racer A to its next point, "A*" to its answer.
+func steppedRace(order string, steps ...string) []sim.Action {
+	acts := []sim.Action{{Kind: "stepped", OrderID: order, Amount: 1500, N: 2}}
+	for _, st := range steps {
+		a := sim.Action{Kind: "step", Racer: strings.TrimSuffix(st, "*")}
+		if strings.HasSuffix(st, "*") {
+			a.To = "end"
+		}
+		acts = append(acts, a)
+	}
+	return acts
+}
 
 func withMethod(a sim.Action, method string) sim.Action {
 	a.Method = method
