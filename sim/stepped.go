@@ -61,10 +61,11 @@ type Racer struct {
 	At      Point     `json:"at"`   // the last point it ran ("" none yet)
 	Next    Point     `json:"next"` // the point it runs when stepped ("" when done)
 	State   string    `json:"state"`
-	Waits   string    `json:"waits_for,omitempty"` // RacerWaiting: whose lock
-	Sees    []Payment `json:"sees"`                // the order's payments, as its transaction sees them
-	Status  int       `json:"status,omitempty"`    // the answer's HTTP status, once done
-	Outcome Outcome   `json:"answer,omitempty"`    // what the server did, once done
+	Waits   string    `json:"waits_for,omitempty"`      // RacerWaiting: whose lock
+	Sees    []Payment `json:"sees"`                     // the order's payments, as its transaction sees them
+	Status  int       `json:"status,omitempty"`         // the answer's HTTP status, once its client has it
+	GaveUp  bool      `json:"client_gave_up,omitempty"` // its client stopped waiting without an answer
+	Outcome Outcome   `json:"answer,omitempty"`         // what the server did, once done
 }
 
 // StepLog is one statement of a stepped race, as it ran.

@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,4 +134,50 @@ func (st *stepper) rows(racer string) int64 {
 		}
 	}
 	return -1
+}
+
+// TestSteppedEachProtection plays the article's interleaving with three
+// racers (each one step, then each to its end) under every protection, on
+// the test's store: the ones that promise one payment keep it, stepped or
+// not; the others charge each racer.
+func TestSteppedEachProtection(t *testing.T) {
+	s := startServer(t, withParts())
+	for _, c := range []struct {
+		p    sim.Protection
+		want int64
+	}{{sim.ProtectNone, 3}, {sim.ProtectCheckThenInsert, 3}, {sim.ProtectUnique, 1}, {sim.ProtectOnConflict, 1}, {sim.ProtectReplay, 1}, {sim.ProtectSetNX, 1}} {
+		prefix := s.newLab(`{"protection": "` + string(c.p) + `", "key_strategy": "uuid"}`)
+		st := s.stepped(prefix, "order-42", 3).step("A", "B", "C", "A*", "B*", "C*")
+		if got := s.ledger(prefix).Count; got != c.want || !st.race.Over {
+			t.Errorf("%s: %d payments (over %v), want %d\n%+v", c.p, got, st.race.Over, c.want, st.race.Log)
+		}
+		for _, r := range st.race.Racers { // the points it lists are those it stops at
+			for _, l := range st.race.Log {
+				if l.Racer == r.Name && !slices.Contains(r.Points, l.Point) {
+					t.Errorf("%s: racer %s ran %s, not among its points %v", c.p, r.Name, l.Point, r.Points)
+				}
+			}
+		}
+	}
+}
+
+// TestSteppedSerializable: under SERIALIZABLE on PostgreSQL the article's
+// interleaving fails B with 40001 at the statement where PostgreSQL
+// raises it, and one payment stays.
+func TestSteppedSerializable(t *testing.T) {
+	s := startServer(t, withPostgres(t))
+	for trial := range 10 {
+		prefix := s.newLab(`{"protection": "check-then-insert", "key_strategy": "uuid", "isolation": "serializable"}`)
+		st := s.stepped(prefix, "order-42", 2).step("A", "B", "A*", "B")
+		failed := append(st.results("B", sim.PointInsert), st.step("B*").results("B", sim.PointCommit)...)
+		if !slices.Contains(failed, sim.StepSerialize) {
+			t.Fatalf("trial %d: B's INSERT and COMMIT: %v, want 40001 at one of them\n%+v", trial, failed, st.race.Log)
+		}
+		if b := st.racer("B"); b.Outcome != sim.OutcomeConflict || b.Status != http.StatusConflict {
+			t.Fatalf("trial %d: B answered %d %s, want 409 conflict", trial, b.Status, b.Outcome)
+		}
+		if got := s.ledger(prefix).Count; got != 1 {
+			t.Fatalf("trial %d: %d payments, want 1", trial, got)
+		}
+	}
 }

@@ -132,6 +132,9 @@ func (g *Ledger) Charge(ctx context.Context, l *labs.Lab, c sim.Charge) (Result,
 	res.Queued = res.Payment != nil && err == nil && s.Notify == sim.NotifyQueue
 	g.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventCharge, Outcome: told(res, err), Payment: res.Payment, Key: c.Key, OrderID: c.OrderID,
 		Queued: res.Queued})
+	if st := stepsOf(ctx); st != nil {
+		st.Finished(told(res, err))
+	}
 	if res.Payment != nil && g.Owed != nil {
 		g.Owed.Send(ctx, l, res.Payment)
 	}

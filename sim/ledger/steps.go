@@ -26,6 +26,9 @@ type Steps interface {
 	// Began tells of the racer's transaction, as it begins (PostgreSQL):
 	// whose locks its statements may wait for.
 	Began(tx *store.Tx)
+	// Finished tells what the server did with the racer's charge, once it
+	// has done all it will.
+	Finished(o sim.Outcome)
 }
 
 type stepsKey struct{}

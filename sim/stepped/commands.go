@@ -209,3 +209,24 @@ func (rc *Race) names() string {
 	}
 	return strings.Join(ns, ", ")
 }
+
+// HangUp makes the named racer's client of the lab's race id give up
+// waiting, as a client's timeout does: the server sees its request end,
+// and the racer's charge is aborted at its point.
+func (rs *Races) HangUp(l *labs.Lab, id, name string) error {
+	rc, err := rs.race(l, id)
+	if err != nil {
+		return err
+	}
+	r := rc.named(name)
+	if r == nil {
+		return sim.Invalid(sim.Broke("racer", "one-of", rc.names()))
+	}
+	rc.mu.Lock()
+	hangUp := r.hangUp
+	rc.mu.Unlock()
+	if hangUp != nil {
+		hangUp()
+	}
+	return nil
+}

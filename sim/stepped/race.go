@@ -74,7 +74,9 @@ func (rs *Races) Start(ctx context.Context, l *labs.Lab, orderID string, amount 
 	for i, r := range rc.racers {
 		r.hangUp = hangUps[i]
 	}
-	rc.idle = rs.Clock.AfterFunc(sim.SteppedIdle, func() { rc.abortAndWait(context.Background(), sim.AbortIdle) })
+	if !rc.v.Over {
+		rc.idle = rs.Clock.AfterFunc(sim.SteppedIdle, func() { rc.abortAndWait(context.Background(), sim.AbortIdle) })
+	}
 	rc.mu.Unlock()
 	rc.settle(ctx)
 	return rc.done(ctx), nil
@@ -134,25 +136,49 @@ func (rc *Race) change() {
 	rc.changed = make(chan struct{})
 }
 
-// answered records racer i's answer, as its client got it.
+// answered records what racer i's client got: its answer, or nothing
+// (it gave up waiting). A request the network never delivered is done.
 func (rc *Race) answered(i int, a sim.Attempt) {
+	r := rc.racers[i]
 	rc.mu.Lock()
 	v := &rc.v.Racers[i]
-	v.State, v.Next, v.Waits = sim.RacerDone, "", ""
-	v.Status, v.Outcome = a.Status, a.Outcome
-	over := true
-	for _, r := range rc.v.Racers {
-		over = over && r.State == sim.RacerDone
+	r.returned = true
+	v.Status, v.GaveUp = a.Status, a.Status == 0
+	if a.Outcome == sim.OutcomeNotReached {
+		r.finished, v.Outcome = true, a.Outcome
 	}
-	if over && !rc.v.Over {
-		rc.v.Over = true
-		if rc.idle != nil {
-			rc.idle.Stop()
-		}
-		close(rc.ended)
-	}
-	rc.change()
+	over := rc.settled(r)
 	rc.mu.Unlock()
+	rc.ending(over)
+}
+
+// settled marks r done once the server has finished with it and its
+// client has stopped waiting, and reports whether the race is over now;
+// rc.mu is held.
+func (rc *Race) settled(r *racer) (over bool) {
+	defer rc.change()
+	if !r.finished || !r.returned {
+		return false
+	}
+	v := &rc.v.Racers[r.i]
+	v.State, v.Next, v.Waits = sim.RacerDone, "", ""
+	over = true
+	for _, x := range rc.v.Racers {
+		over = over && x.State == sim.RacerDone
+	}
+	if !over || rc.v.Over {
+		return false
+	}
+	rc.v.Over = true
+	if rc.idle != nil {
+		rc.idle.Stop()
+	}
+	close(rc.ended)
+	return true
+}
+
+// ending lets go of an over race's tokens and tells the lab's pages.
+func (rc *Race) ending(over bool) {
 	if over {
 		rc.rs.forget(rc)
 		rc.rs.publish(rc.lab.ID)

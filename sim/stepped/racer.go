@@ -18,7 +18,22 @@ type racer struct {
 	looks  chan chan []sim.Payment         // what its transaction sees, asked while it stands
 	req    atomic.Pointer[context.Context] // its request's, once it has come
 	pid    atomic.Int32                    // its transaction's backend (PostgreSQL)
-	hangUp func()                          // its client gives up (tests)
+	hangUp func()                          // its client gives up
+
+	// guarded by rc.mu: a racer is done once the server has finished
+	// its charge and its client has stopped waiting (answered, or gave up)
+	finished, returned bool
+}
+
+// Finished records what the server did with the racer's charge.
+func (r *racer) Finished(o sim.Outcome) {
+	rc := r.rc
+	rc.mu.Lock()
+	r.finished = true
+	rc.v.Racers[r.i].Outcome = o
+	over := rc.settled(r)
+	rc.mu.Unlock()
+	rc.ending(over)
 }
 
 // arrive binds the racer to its request.
