@@ -41,7 +41,7 @@ const (
 // StepResult is what one statement of a stepped race did.
 type StepResult struct {
 	Code    string `json:"result"`
-	Rows    int64  `json:"rows,omitempty"`      // StepFound
+	Rows    *int64 `json:"rows,omitempty"`      // StepFound: how many (0 included)
 	Payment int64  `json:"payment,omitempty"`   // StepInserted
 	Racer   string `json:"waits_for,omitempty"` // StepWaits: whose lock ("" another transaction's)
 }
@@ -110,3 +110,14 @@ const (
 // whose client hung up: its transaction rolls back, its key is given back,
 // and the answer (409, Retry-After) says to try again.
 var ErrStepAborted = &Error{Code: EConflict, Key: "stepped-aborted", RetryAfter: time.Second}
+
+// Found returns the result of a SELECT that found n rows.
+func Found(n int64) StepResult { return StepResult{Code: StepFound, Rows: &n} }
+
+// RowsFound is how many rows the statement found (0 when it read none).
+func (r StepResult) RowsFound() int64 {
+	if r.Rows == nil {
+		return 0
+	}
+	return *r.Rows
+}

@@ -65,7 +65,9 @@
   var keys = {
     c: '[data-testid="fire-charge"]', r: '[data-testid="retry"]', w: '[data-testid="retry-without-key"]',
     g: '[data-testid="race"]', l: '[data-testid="lang"]', t: '[data-testid="large-type"]',
-    n: '[data-testid="lesson-step"]'
+    n: '[data-testid="lesson-step"]',
+    a: '[data-testid="step-racer"][data-key="a"]', b: '[data-testid="step-racer"][data-key="b"]',
+    v: '[data-testid="step-racer"][data-key="v"]'
   };
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;

@@ -74,6 +74,8 @@ type sdLayout struct {
 	Lanes        []sdLane
 	Rows         []sdRow
 	LifeEnd      float64   // where the attempts' lifelines end
+	StepsY       float64   // where a stepped race's statements start; 0 for none
+	Steps        []sdGroup // its statements
 	QueueY       float64   // where the queue's part starts; 0 for none
 	QueueLanes   []sdLane  // its lanes
 	Queue        []sdGroup // its rows

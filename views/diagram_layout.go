@@ -40,6 +40,10 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 			}
 		}
 	}
+	if len(d.Steps) > 0 && d.OperationID != "" {
+		l.StepsY = y + 8
+		l.Steps, y = p.steps(d.Steps, l.StepsY+30)
+	}
 	l.Height = y + 12
 	l.LifeEnd = l.Height - 6
 	if len(d.Messages) > 0 && d.OperationID != "" {
@@ -70,6 +74,9 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 		desc += " " + l.Note
 	}
 	l.Desc = desc + " " + p.t("diagram.desc.list")
+	if len(d.Steps) > 0 {
+		l.Desc += " " + stepsSay(p, d.Steps)
+	}
 	if say := p.queueSays(d.Messages); say != "" {
 		l.Desc += " " + say
 	}

@@ -90,8 +90,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [14]map[string]message {
-	return [14]map[string]message{classMessages, pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages, failureMessages}
+func catalogs() [15]map[string]message {
+	return [15]map[string]message{steppedMessages, classMessages, pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages, failureMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.

@@ -20,6 +20,7 @@ type LabPage struct {
 	MaxActions int
 	Lesson     LessonView
 	Class      ClassView
+	Stepped    SteppedView
 	Mailbox    MailboxView
 	Queue      []MessageView
 	Orders     []OrderRow

@@ -527,7 +527,7 @@ func ShortcutHelp() templ.Component {
 
 var shortcutKeys = [][2]string{
 	{"c", "keys.charge"}, {"r", "keys.retry"}, {"w", "keys.without-key"}, {"g", "keys.race"},
-	{"p", "keys.play"}, {"n", "keys.step"}, {"l", "keys.lang"}, {"t", "keys.type"}, {"?", "keys.help"},
+	{"p", "keys.play"}, {"n", "keys.step"}, {"a b v", "keys.stepped"}, {"l", "keys.lang"}, {"t", "keys.type"}, {"?", "keys.help"},
 }
 
 var _ = templruntime.GeneratedTemplate

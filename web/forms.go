@@ -71,12 +71,14 @@ func refusal(err error) (views.Msg, bool) {
 	if !errors.As(err, &se) || se.Code == sim.EInternal {
 		return views.Msg{}, false
 	}
-	if se.Code == sim.ENotFound {
+	if se.Code == sim.ENotFound && se.Key != "no-stepped-race" {
 		return views.M("notice.no-operation"), true
 	}
 	if len(se.Fields) > 0 {
 		f := se.Fields[0]
 		switch f.Field {
+		case "racer":
+			return views.M("notice.racer", ruleMsg(f)), true
 		case "amount":
 			return views.M("notice.amount"), true
 		case "parallel":

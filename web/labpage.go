@@ -77,6 +77,7 @@ func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.
 	if p.Lesson, err = lessonView(ctx, h, l); err != nil {
 		return p, err
 	}
+	p.Stepped, p.Diagram.Steps = steppedView(h, l, p.Lesson.N, p.Latest)
 	if p.Class, err = classView(ctx, h, l); err != nil {
 		return p, err
 	}

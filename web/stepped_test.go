@@ -130,7 +130,7 @@ func steppedCases(t *testing.T, s *testServer, trial int) {
 func (st *stepper) rows(racer string) int64 {
 	for _, l := range st.race.Log {
 		if l.Racer == racer && l.Point == sim.PointSelect {
-			return l.Rows
+			return l.RowsFound()
 		}
 	}
 	return -1

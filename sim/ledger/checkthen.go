@@ -101,5 +101,5 @@ func found(n int, err error) sim.StepResult {
 	if err != nil {
 		return failed(err)
 	}
-	return sim.StepResult{Code: sim.StepFound, Rows: int64(n)}
+	return sim.Found(int64(n))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/clock"
@@ -87,7 +86,7 @@ func (rs *Races) claim(l *labs.Lab, rc *Race, tokens []string) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.closed {
-		return &sim.Error{Code: sim.EBusy, Key: "closing", Limit: "closing", RetryAfter: 5 * time.Second}
+		return errClosing
 	}
 	if old := rs.byLab[l.ID]; old != nil && !old.over() {
 		return errBusy

@@ -60,7 +60,7 @@ func New(cfg Config) *Races {
 // Errors of the stepped races' rules.
 var (
 	errBusy    = &sim.Error{Code: sim.EConflict, Key: "stepped-busy", RetryAfter: sim.SteppedIdle}
-	errClosing = sim.Unavailable(sim.PartDatabase, 5e9, "closing")
+	errClosing = &sim.Error{Code: sim.EConflict, Key: "stepped-closing", RetryAfter: 5e9}
 	errToken   = sim.Invalid(sim.Broke("Idemlab-Stepped", "stepped-token"))
 )
 

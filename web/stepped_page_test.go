@@ -1,0 +1,88 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestSteppedPageForms steps a race through the page's plain forms (no
+// JavaScript): the panel shows each racer's points, what each statement
+// did in words, and buttons only for racers that stand at a point; the
+// diagram draws the statements in the order they ran.
+func TestSteppedPageForms(t *testing.T) {
+	s := startServer(t)
+	p, doc := openPage(t, s, `{"protection": "check-then-insert", "key_strategy": "uuid"}`)
+	if _, hidden := doc.Find(`[data-testid="stepped"]`).Attr("hidden"); !hidden {
+		t.Fatal("the stepped panel shows with no race and no lesson about one")
+	}
+	p.submit(p.path+"/lesson", "lesson", "3")
+	if doc = p.get(); doc.Find(`[data-testid="stepped"] [data-testid="stepped-start"]`).Length() != 1 {
+		t.Fatal("lesson 3 offers no stepped race")
+	}
+	p.submit(p.path + "/stepped")
+	doc = p.get()
+	race, _ := doc.Find(`#stepped-state`).Attr("data-race")
+	if race == "" || doc.Find(`[data-testid="racer"]`).Length() != 2 {
+		t.Fatalf("after start: race %q, %d racers", race, doc.Find(`[data-testid="racer"]`).Length())
+	}
+	p.submit(p.path+"/stepped/step", "race", race, "racer", "A")
+	doc = p.get()
+	a := doc.Find(`[data-testid="racer"][data-racer="A"]`)
+	if got := strings.TrimSpace(a.Find(`[data-point="select"] [data-testid="point-result"]`).Text()); got != "found no payment for this key" {
+		t.Fatalf("A's SELECT says %q", got)
+	}
+	if next, _ := a.Find(`[aria-current]`).Attr("data-point"); next != "insert" {
+		t.Fatalf("A's next point %q, want insert", next)
+	}
+	if doc.Find(`[data-testid="diagram-steps"] [data-mark="step"]`).Length() != 1 {
+		t.Fatal("the diagram does not draw A's SELECT")
+	}
+	p.submit(p.path+"/stepped/step", "race", race, "racer", "B")
+	p.submit(p.path+"/stepped/run", "race", race)
+	doc = p.get()
+	if text(doc, "stepped-over") == "" || text(doc, "total-count") != "2" {
+		t.Fatalf("after run: over %q, %s payments", text(doc, "stepped-over"), text(doc, "total-count"))
+	}
+	if n := doc.Find(`[data-testid="diagram-steps"] [data-mark="step"]`).Length(); n != 4 {
+		t.Fatalf("the diagram draws %d statements, want 4", n)
+	}
+	steppedRefusals(t, p, race)
+}
+
+// steppedRefusals: a step of a race that is over changes nothing; a racer
+// that is not there, or a race that is not, is refused in words.
+func steppedRefusals(t *testing.T, p *page, race string) {
+	t.Helper()
+	resp, body := p.post(p.path+"/stepped/step", url.Values{"race": {race}, "racer": {"Z"}}, true)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `must be one of &#34;A&#34;, &#34;B&#34;`) {
+		t.Fatalf("a racer Z: %d %s", resp.StatusCode, body)
+	}
+	resp, body = p.post(p.path+"/stepped/step", url.Values{"race": {"sr-nope"}, "racer": {"A"}}, true)
+	if resp.StatusCode == http.StatusOK || !strings.Contains(body, "has no stepped race") {
+		t.Fatalf("an unknown race: %d %s", resp.StatusCode, body)
+	}
+	p.submit(p.path+"/stepped/step", "race", race, "racer", "A")
+	if got := text(p.get(), "total-count"); got != "2" {
+		t.Fatalf("a step after the end: %s payments", got)
+	}
+}
+
+// TestSteppedForeignToken: a charge with a racer's header that no race
+// gave out is refused, and charges nothing.
+func TestSteppedForeignToken(t *testing.T) {
+	s := startServer(t)
+	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
+	r := s.do("POST", prefix+"/charges", `{"order_id": "order-42", "amount": 1500}`, "Idempotency-Key", "k1", "Idemlab-Stepped", "guess")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "Idemlab-Stepped") || s.ledger(prefix).Count != 0 {
+		t.Fatalf("a guessed racer token: %d %s, %d payments", r.Status, r.Body, s.ledger(prefix).Count)
+	}
+	st := s.stepped(prefix, "order-42", 2)
+	s.must(http.StatusConflict, "POST", prefix+"/stepped-races", `{"racers": 2, "order_id": "order-43", "amount": 1500}`)
+	s.must(http.StatusBadRequest, "POST", prefix+"/stepped-races", `{"racers": 4, "order_id": "order-43", "amount": 1500}`)
+	st.step("A*", "B*")
+	if got := s.ledger(prefix).Count; got != 1 {
+		t.Fatalf("%d payments after the race, want 1", got)
+	}
+}
