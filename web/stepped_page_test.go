@@ -86,3 +86,25 @@ func TestSteppedForeignToken(t *testing.T) {
 		t.Fatalf("%d payments after the race, want 1", got)
 	}
 }
+
+// TestSteppedRacesCap: on PostgreSQL a racer's open transaction holds a
+// connection while a person thinks, so the races running at once hold
+// half the pool at most (16 connections: 2 races); one more is 503 with
+// Retry-After, and once one ends another may start.
+func TestSteppedRacesCap(t *testing.T) {
+	s := startServer(t, withPostgres(t))
+	var races []*stepper
+	for range 2 {
+		races = append(races, s.stepped(s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`), "order-42", 3).step("A"))
+	}
+	third := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
+	r := s.must(http.StatusServiceUnavailable, "POST", third+"/stepped-races", `{"racers": 2, "order_id": "order-42", "amount": 1500}`)
+	if r.Header.Get("Retry-After") == "" || r.JSON(t)["limit"] != "stepped-races" {
+		t.Fatalf("a third race: Retry-After %q, %s", r.Header.Get("Retry-After"), r.Body)
+	}
+	races[0].step("A*", "B*", "C*")
+	s.stepped(third, "order-42", 2).step("A*", "B*")
+	if got := s.ledger(third).Count; got != 1 {
+		t.Fatalf("the third lab's race charged %d times, want 1", got)
+	}
+}

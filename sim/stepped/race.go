@@ -91,6 +91,17 @@ func (rs *Races) claim(l *labs.Lab, rc *Race, tokens []string) error {
 	if old := rs.byLab[l.ID]; old != nil && !old.over() {
 		return errBusy
 	}
+	if rs.most > 0 {
+		running := 0
+		for _, rc := range rs.byLab {
+			if !rc.over() {
+				running++
+			}
+		}
+		if running >= rs.most {
+			return errFull
+		}
+	}
 	rs.byLab[l.ID] = rc
 	for i, t := range tokens {
 		rs.tokens[t] = rc.racers[i]

@@ -44,6 +44,7 @@ type Races struct {
 	byLab  map[string]*Race
 	tokens map[string]*racer // the racers whose requests are still to come
 	closed bool
+	most   int // races running at once, server-wide; 0: no such limit
 }
 
 // New returns the labs' stepped races.
@@ -54,7 +55,14 @@ func New(cfg Config) *Races {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	return &Races{Config: cfg, byLab: map[string]*Race{}, tokens: map[string]*racer{}}
+	rs := &Races{Config: cfg, byLab: map[string]*Race{}, tokens: map[string]*racer{}}
+	if cfg.Store.Postgres() {
+		// A racer's open transaction holds a connection while a person
+		// thinks: the races together hold half the pool at most, so that
+		// they never starve the other labs' writes.
+		rs.most = max(1, int(cfg.Store.Pool().Config().MaxConns)/(2*sim.MaxRacers))
+	}
+	return rs
 }
 
 // Errors of the stepped races' rules.
@@ -62,6 +70,7 @@ var (
 	errBusy    = &sim.Error{Code: sim.EConflict, Key: "stepped-busy", RetryAfter: sim.SteppedIdle}
 	errClosing = &sim.Error{Code: sim.EConflict, Key: "stepped-closing", RetryAfter: 5e9}
 	errToken   = sim.Invalid(sim.Broke("Idemlab-Stepped", "stepped-token"))
+	errFull    = &sim.Error{Code: sim.EBusy, Key: "stepped-full", Limit: "stepped-races", RetryAfter: 30e9}
 )
 
 // Racer returns the Steps of the racer whose token a charge request of
