@@ -5,8 +5,7 @@ package views
 var steppedMessages = map[string]message{
 	"stepped.title":        {"Step through it", "Пошагово"},
 	"stepped.intro":        {"Send two retries of one payment and run them yourself, one statement at a time: you choose the order, the real database decides what happens.", "Отправьте два повтора одного платежа и ведите их сами, по одной инструкции: порядок выбираете вы, а что случится — решает настоящая база."},
-	"stepped.start":        {"Start a stepped race", "Начать пошаговую гонку"},
-	"stepped.again":        {"New stepped race", "Новая пошаговая гонка"},
+	"stepped.start":        {"Step through it", "Пошагово"},
 	"stepped.caption":      {"%s, %s, under %s", "%s, %s, защита %s"},
 	"stepped.next":         {"Next %s", "Дальше %s"},
 	"stepped.next.label":   {"Run %s's next statement (key %s)", "Выполнить следующую инструкцию %s (клавиша %s)"},

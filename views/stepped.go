@@ -9,7 +9,8 @@ import (
 // racer with its points, what each statement did, what each racer's
 // transaction sees, and the buttons that step them.
 type SteppedView struct {
-	Show       bool // the panel is shown: a race runs, or the lesson is about one
+	Show       bool // the panel is shown: a race runs, or ran and the lesson is about one
+	Offer      bool // the race form offers one: the open lesson is about races, and none runs
 	ID         string
 	OrderID    string
 	Amount     int64

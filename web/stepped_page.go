@@ -18,11 +18,13 @@ import (
 var steppedLessons = map[int]bool{3: true, 13: true, 14: true}
 
 // steppedView is the lab's stepped race as its page shows it: shown while
-// one runs, or while the open lesson is about one; and its statements for
+// one runs, and after its end while the open lesson is about one, which
+// offers a new one beside the race button; and its statements for
 // the sequence diagram, when the latest operation is the race's.
 func steppedView(h *house.House, l *labs.Lab, lesson int, latest string) (views.SteppedView, []views.DiagramStep) {
 	race, ok := h.Stepped.Latest(l)
-	v := views.SteppedView{Show: steppedLessons[lesson] || (ok && !race.Over), Postgres: h.Store.Postgres()}
+	v := views.SteppedView{Show: ok && (!race.Over || steppedLessons[lesson]), Offer: steppedLessons[lesson] && (!ok || race.Over),
+		Postgres: h.Store.Postgres()}
 	if !ok {
 		return v, nil
 	}

@@ -18,8 +18,8 @@ func TestSteppedPageForms(t *testing.T) {
 		t.Fatal("the stepped panel shows with no race and no lesson about one")
 	}
 	p.submit(p.path+"/lesson", "lesson", "3")
-	if doc = p.get(); doc.Find(`[data-testid="stepped"] [data-testid="stepped-start"]`).Length() != 1 {
-		t.Fatal("lesson 3 offers no stepped race")
+	if doc = p.get(); doc.Find(`#retry-form [data-testid="stepped-start"]`).Length() != 1 {
+		t.Fatal("lesson 3 offers no stepped race beside the race button")
 	}
 	p.submit(p.path + "/stepped")
 	doc = p.get()
@@ -47,6 +47,9 @@ func TestSteppedPageForms(t *testing.T) {
 	}
 	if n := doc.Find(`[data-testid="diagram-steps"] [data-mark="step"]`).Length(); n != 4 {
 		t.Fatalf("the diagram draws %d statements, want 4", n)
+	}
+	if _, hidden := doc.Find(`[data-testid="stepped"]`).Attr("hidden"); hidden || doc.Find(`[data-testid="stepped-start"]`).Length() != 1 {
+		t.Fatal("after the race, lesson 3 hides it, or offers no new one")
 	}
 	steppedRefusals(t, p, race)
 }
