@@ -28,6 +28,12 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 	l.Shown = len(shown)
 	y := sdHeadRoom
 	commits := 0
+	// A stepped race's statements come first: the interleaving is its
+	// story; the attempts, waiting on the server meanwhile, follow.
+	if len(d.Steps) > 0 && d.OperationID != "" {
+		l.StepsY = y + 2
+		l.Steps, y = p.steps(d.Steps, l.StepsY+30)
+	}
 	for _, a := range shown {
 		r, next := p.attempt(a, y)
 		l.Rows = append(l.Rows, r)
@@ -39,10 +45,6 @@ func layoutDiagram(d Diagram, lang Lang) sdLayout {
 				commits++
 			}
 		}
-	}
-	if len(d.Steps) > 0 && d.OperationID != "" {
-		l.StepsY = y + 8
-		l.Steps, y = p.steps(d.Steps, l.StepsY+30)
 	}
 	l.Height = y + 12
 	l.LifeEnd = l.Height - 6
