@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"idemlab/sim"
 )
 
 // TestSteppedPageForms steps a race through the page's plain forms (no
@@ -109,5 +111,37 @@ func TestSteppedRacesCap(t *testing.T) {
 	s.stepped(third, "order-42", 2).step("A*", "B*")
 	if got := s.ledger(third).Count; got != 1 {
 		t.Fatalf("the third lab's race charged %d times, want 1", got)
+	}
+}
+
+// TestSteppedScenario: a lab's scenario link rebuilds its stepped races
+// step for step, so the interleaving, not only the count, comes back; a
+// later operation keeps its number.
+func TestSteppedScenario(t *testing.T) {
+	s := startServer(t)
+	a := s.newLab(`{"protection": "check-then-insert", "key_strategy": "uuid"}`)
+	st := s.stepped(a, "order-42", 2).step("A", "B", "A*", "B*")
+	s.must(http.StatusOK, "PATCH", a+"/settings", `{"protection": "unique"}`)
+	s.stepped(a, "order-43", 2).step("A", "B", "A*", "B*")
+	op := s.operation(a, `{"order_id": "order-44", "amount": 1500}`)
+	s.retry(a, op.ID, "")
+	url := s.must(http.StatusOK, "GET", a+"/scenario", "").JSON(t)["url"].(string)
+	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := fresh.Get(s.URL + url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	b := "/api/v1/labs/" + strings.TrimPrefix(resp.Header.Get("Location"), "/labs/")
+	got, want := s.ledger(b), s.ledger(a)
+	if got.Count != want.Count || got.Count != 4 {
+		t.Fatalf("rebuilt: %d payments, the original %d, want 4 (2 + 1 + 1)", got.Count, want.Count)
+	}
+	ops := decode[struct{ Operations []sim.Operation }](t, s.must(http.StatusOK, "GET", b+"/operations?limit=10", "").Body)
+	if len(ops.Operations) != 3 || ops.Operations[0].OrderID != "order-44" || len(ops.Operations[0].Attempts) != 2 {
+		t.Fatalf("rebuilt operations: %+v", ops.Operations)
+	}
+	if len(st.race.Log) != 4 {
+		t.Fatalf("the original race ran %d statements, want 4", len(st.race.Log))
 	}
 }

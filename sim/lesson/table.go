@@ -261,7 +261,7 @@ var table = []Lesson{{
 	),
 	Expect: Expect{Charges: 4, Total: 6000,
 		Orders:  []OrderCharges{{"order-42", 2}, {"order-43", 1}, {"order-44", 1}},
-		Answers: []Answer{{"order-42", sim.OutcomeCharged}, {"order-43", sim.OutcomeDuplicate}, {"order-44", sim.OutcomeDuplicate}}},
+		Answers: []Answer{{"order-43", sim.OutcomeDuplicate}, {"order-44", sim.OutcomeDuplicate}}},
 }}
 
 // steppedRace is a stepped race of two racers on the order, then its
