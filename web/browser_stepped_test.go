@@ -96,10 +96,16 @@ func (l *labTab) midRace(src, dir, lang string) {
 // racers done and change nothing.
 func (l *labTab) finishByHand(lang string) {
 	l.t.Helper()
-	l.do(chromedp.Click(racerButton("A")))
-	l.waitPointDone("A", "insert")
+	pg := l.steppedRace().Postgres // there an INSERT and its COMMIT are two steps
+	for _, p := range map[bool][]string{false: {"insert"}, true: {"insert", "commit"}}[pg] {
+		l.do(chromedp.Click(racerButton("A")))
+		l.waitPointDone("A", p)
+	}
 	l.waitText("total-count", "1")
-	l.do(chromedp.KeyEvent("b"))
+	for range map[bool]int{false: 1, true: 2}[pg] {
+		l.do(chromedp.KeyEvent("b"))
+		l.waitJS(racerJS("B")+`.querySelector('[data-point="insert"]').classList.contains("done")`, "B's INSERT to run")
+	}
 	l.waitJS(jsTid("stepped-over")+` !== null`, "the race to be over")
 	l.waitText("total-count", "2")
 	race := l.steppedRace()
@@ -274,27 +280,4 @@ func (l *labTab) diagramSteps() int {
 		l.t.Errorf("the diagram draws %d step marks; the race has run %d statements", eval[int](l, marks), want)
 	}
 	return want
-}
-
-// logFirstScreen logs what of the stepped race a projector's window leaves
-// out, and how large the diagram draws a statement's words.
-func (l *labTab) logFirstScreen(when string) {
-	l.t.Helper()
-	l.t.Logf("%s: %q; %s", when, l.offScreen(), eval[string](l, `(() => {
-		const out = [...document.querySelectorAll('#stepped, [data-testid="step-racer"], [data-testid="stepped-abort"], [data-testid="diagram-steps"]')]
-			.filter(el => { const r = el.getBoundingClientRect(); return r.top < 0 || r.bottom > innerHeight || r.right > innerWidth; })
-			.map(el => (el.dataset.testid ?? el.id) + " off-screen");
-		const svg = document.querySelector('[data-testid="sequence-diagram"] svg'), label = svg?.querySelector('[data-testid="diagram-steps"] .sd-label');
-		out.push("diagram at " + (svg?.getScreenCTM()?.a ?? 0).toFixed(2) + "× its size, a statement's words " + (label?.getBoundingClientRect().height ?? 0).toFixed(1) + " px high");
-		return out.join("; ");
-	})()`))
-}
-
-// orderCharges counts a ledger's payments by order.
-func orderCharges(led ledger) map[string]int64 {
-	got := map[string]int64{}
-	for _, p := range led.Payments {
-		got[p.OrderID]++
-	}
-	return got
 }
