@@ -108,6 +108,9 @@ func handlePatchSettings(h *house.House) echo.HandlerFunc {
 		if err := decodePatch(c, &p); err != nil {
 			return err
 		}
+		if err := h.Stepped.Holding(labOf(c)); err != nil {
+			return err
+		}
 		s, err := h.Labs.UpdateSettings(c.Request().Context(), labOf(c), p)
 		if err != nil {
 			return err

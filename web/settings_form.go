@@ -19,6 +19,9 @@ func handleSettingsForm(h *house.House, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return refuseErr(c, err)
 		}
+		if err := h.Stepped.Holding(l); err != nil {
+			return refuseErr(c, err)
+		}
 		if _, err := h.Labs.UpdateSettings(c.Request().Context(), l, p); err != nil {
 			return refuseErr(c, err)
 		}

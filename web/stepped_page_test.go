@@ -147,3 +147,18 @@ func TestSteppedScenario(t *testing.T) {
 		t.Fatalf("the original race: over %v after %d statements", st.race.Over, len(st.race.Log))
 	}
 }
+
+// TestSteppedHoldsSettings: on PostgreSQL a change of the settings while a
+// race runs is refused at once (409), not left waiting for the racers'
+// locks; once the race is over it goes through.
+func TestSteppedHoldsSettings(t *testing.T) {
+	s := startServer(t, withPostgres(t))
+	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
+	st := s.stepped(prefix, "order-42", 2).step("A")
+	r := s.must(http.StatusConflict, "PATCH", prefix+"/settings", `{"protection": "replay"}`)
+	if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), "stepped race") {
+		t.Fatalf("settings mid-race: %s", r.Body)
+	}
+	st.step("A*", "B*")
+	s.must(http.StatusOK, "PATCH", prefix+"/settings", `{"protection": "replay"}`)
+}

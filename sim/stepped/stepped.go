@@ -70,6 +70,7 @@ var (
 	errBusy    = &sim.Error{Code: sim.EConflict, Key: "stepped-busy", RetryAfter: sim.SteppedIdle}
 	errClosing = &sim.Error{Code: sim.EConflict, Key: "stepped-closing", RetryAfter: 5e9}
 	errToken   = sim.Invalid(sim.Broke("Idemlab-Stepped", "stepped-token"))
+	errHolding = &sim.Error{Code: sim.EConflict, Key: "stepped-holds", RetryAfter: 5e9}
 	errFull    = &sim.Error{Code: sim.EBusy, Key: "stepped-full", Limit: "stepped-races", RetryAfter: 30e9}
 )
 
@@ -88,6 +89,20 @@ func (rs *Races) Racer(ctx context.Context, token, lab string) (ledger.Steps, er
 	}
 	r.arrive(ctx)
 	return r, nil
+}
+
+// Holding refuses a change of the lab's settings while its stepped race
+// runs on PostgreSQL: a racer's open transaction holds the lab's lock and
+// counters, which the change would wait for until the race ends. (On
+// SQLite no racer holds anything between its steps.)
+func (rs *Races) Holding(l *labs.Lab) error {
+	if !rs.Store.Postgres() {
+		return nil
+	}
+	if rc, err := rs.race(l, ""); err == nil && !rc.over() {
+		return errHolding
+	}
+	return nil
 }
 
 // race returns the lab's race with id; ENotFound when it is not that.
