@@ -51,7 +51,7 @@ func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
 func handleCharge(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var body chargeBody
-		if err := decodeJSON(c, &body, false); err != nil {
+		if err := decodeCharge(c, &body); err != nil {
 			return err
 		}
 		var keyErrs []sim.FieldError

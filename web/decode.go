@@ -58,6 +58,16 @@ func decodePatch(c echo.Context, dst any) error {
 }
 
 func decodeWith(c echo.Context, dst any, optional bool, opts json.Options) error {
+	return decodeRaw(c, dst, optional, opts, nil)
+}
+
+// decodeWithFast is decodeJSON with a fast reader of the usual body first
+// (fast reports whether it read it); the strict decoder takes the rest.
+func decodeWithFast(c echo.Context, dst any, fast func([]byte) bool) error {
+	return decodeRaw(c, dst, false, strictJSON, fast)
+}
+
+func decodeRaw(c echo.Context, dst any, optional bool, opts json.Options, fast func([]byte) bool) error {
 	r := c.Request()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -73,6 +83,9 @@ func decodeWith(c echo.Context, dst any, optional bool, opts json.Options) error
 	mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return newProblem(probMediaType, "Send the body as JSON with Content-Type: application/json.")
+	}
+	if fast != nil && fast(raw) {
+		return nil
 	}
 	return decodeBodyWith(raw, dst, opts)
 }

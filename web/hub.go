@@ -137,8 +137,12 @@ func (h *Hub) notify(ev sim.Event) {
 			f.fly(flight{ev.Operation.ID, ev.Attempt.N}, ev.Attempt.FinishedAt == nil)
 		}
 	}
-	for _, text := range describe(ev, f.settings) {
-		f.log.add(views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg})
+	if ev.Kind == sim.EventCharge {
+		f.log.addCharge(ev)
+	} else {
+		for _, text := range describe(ev, f.settings) {
+			f.log.add(views.LogLine{At: ev.At.Format("15:04:05.000"), Kind: text.kind, Msg: text.msg})
+		}
 	}
 	if ev.Kind == sim.EventSettings && ev.Settings != nil {
 		f.settings = ev.Settings

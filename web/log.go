@@ -39,7 +39,7 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		default:
 			return []logText{{"client", attemptText(a)}}
 		}
-	case sim.EventCharge:
+	case sim.EventCharge: // kept as the event, said when read (logRing)
 		return []logText{{"server", chargeText(ev)}}
 	case sim.EventLesson:
 		return lessonText(ev.Lesson)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"idemlab/sim"
 	"idemlab/views"
 )
 
@@ -58,15 +59,28 @@ func (s *stream) take() (swap, sets []byte, gone bool) {
 }
 
 // logRing is a lab's last logKeep log lines: adding one costs the same
-// however long the log has run.
+// however long the log has run. A charge's line is kept as its event and
+// put in words only when a page reads the log: the charge is the hot path,
+// and most of its lines are never read.
 type logRing struct {
-	lines [logKeep]views.LogLine
+	lines [logKeep]logEntry
 	next  int // where the next line goes
 	n     int // lines held
 }
 
-func (r *logRing) add(line views.LogLine) {
-	r.lines[r.next] = line
+// logEntry is a log line, or the charge event it says.
+type logEntry struct {
+	line   views.LogLine
+	charge sim.Event // Kind EventCharge: the line is said from it when read
+}
+
+func (r *logRing) add(line views.LogLine) { r.put(logEntry{line: line}) }
+
+// addCharge keeps a charge's event for its line.
+func (r *logRing) addCharge(ev sim.Event) { r.put(logEntry{charge: ev}) }
+
+func (r *logRing) put(e logEntry) {
+	r.lines[r.next] = e
 	r.next = (r.next + 1) % logKeep
 	r.n = min(r.n+1, logKeep)
 }
@@ -75,7 +89,12 @@ func (r *logRing) add(line views.LogLine) {
 func (r *logRing) newestFirst() []views.LogLine {
 	out := make([]views.LogLine, r.n)
 	for i := range out {
-		out[i] = r.lines[(r.next-1-i+2*logKeep)%logKeep]
+		e := &r.lines[(r.next-1-i+2*logKeep)%logKeep]
+		if e.charge.Kind == sim.EventCharge {
+			out[i] = views.LogLine{At: e.charge.At.Format("15:04:05.000"), Kind: "server", Msg: chargeText(e.charge)}
+			continue
+		}
+		out[i] = e.line
 	}
 	return out
 }
