@@ -68,5 +68,6 @@ var steppedMessages = map[string]message{
 	"notice.racer":          {"There is no such racer: it %s.", "Такого соперника нет: он %s."},
 	"err.stepped-full":      {"As many stepped races as this server holds at once are running (each holds database connections while you think): try again in a moment.", "На сервере уже идёт столько пошаговых гонок, сколько он держит одновременно (каждая держит соединения с базой, пока вы думаете): повторите чуть позже."},
 	"err.stepped-holds":     {"A stepped race runs in this lab, and on PostgreSQL its racers' open transactions hold the lab's lock: finish the race or abort it, then change the settings.", "В этой лаборатории идёт пошаговая гонка, а в PostgreSQL открытые транзакции соперников держат блокировку лаборатории: доведите гонку до конца или прервите её, потом меняйте настройки."},
+	"stepped.progress":      {"The racers wait for your steps.", "Соперники ждут ваших шагов."},
 	"keys.stepped":          {"Next A / B / C in a stepped race", "Дальше A / B / C в пошаговой гонке"},
 }

@@ -240,7 +240,7 @@ func Page(p LabPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = Progress(p.Progress).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = Progress(p.ProgressSays()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -490,7 +490,7 @@ func Partials(p LabPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Progress(p.Progress).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Progress(p.ProgressSays()).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

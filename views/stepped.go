@@ -186,3 +186,12 @@ func overSays(aborted string) string {
 	}
 	return "stepped.aborted"
 }
+
+// ProgressSays is what the progress line says: while a stepped race runs,
+// that its racers wait for a person, not that attempts are on their way.
+func (p LabPage) ProgressSays() Msg {
+	if p.Stepped.Running() {
+		return M("stepped.progress")
+	}
+	return p.Progress
+}
