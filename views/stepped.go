@@ -17,7 +17,6 @@ type SteppedView struct {
 	Protection string
 	Postgres   bool
 	Racers     []RacerView
-	Log        []StepLine
 	Over       bool
 	Aborted    string // why it was aborted ("" it was not)
 	Fresh      bool   // no racer has run a statement: the article's order can be played
@@ -58,17 +57,6 @@ type PointView struct {
 type SeenPayment struct {
 	N      int64
 	Amount int64
-}
-
-// StepLine is one statement of the race, in the order the database ran
-// them: the interleaving.
-type StepLine struct {
-	Racer   string
-	Point   string
-	Result  string
-	Rows    int64
-	Payment int64
-	Waits   string
 }
 
 // pointName is a point in words; on SQLite a write's point is its

@@ -138,9 +138,10 @@ func handleClassReveal(h *house.House) echo.HandlerFunc {
 	}
 }
 
-// classForm answers a class panel's form: do acts on the lab, then the
-// lab's regions answer, or the refusal is said beside the panel.
-func classForm(h *house.House, hub *Hub, do func(c echo.Context, l *labs.Lab) error) echo.HandlerFunc {
+// labForm answers a panel's form (the class's, the stepped race's): do
+// acts on the lab, then the lab's regions answer, or the refusal is said
+// beside the panel.
+func labForm(h *house.House, hub *Hub, do func(c echo.Context, l *labs.Lab) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		l, err := formLab(h, c)
 		if err != nil {

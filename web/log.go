@@ -15,7 +15,9 @@ type logText struct {
 
 var m = views.M
 
-// describe says in plain words what an event means, and why.
+// describe says in plain words what an event means, and why. A charge's
+// line is not said here: the log keeps its event and says it when read
+// (logRing.addCharge).
 func describe(ev sim.Event, prev *sim.Settings) []logText {
 	switch ev.Kind {
 	case sim.EventReset:
@@ -39,8 +41,6 @@ func describe(ev sim.Event, prev *sim.Settings) []logText {
 		default:
 			return []logText{{"client", attemptText(a)}}
 		}
-	case sim.EventCharge: // kept as the event, said when read (logRing)
-		return []logText{{"server", chargeText(ev)}}
 	case sim.EventLesson:
 		return lessonText(ev.Lesson)
 	case sim.EventMessage:

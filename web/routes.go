@@ -87,8 +87,8 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteStepped, handleSteppedStart(h), lab, once)
 	get(root, api.RouteSteppedOne, handleSteppedGet(h), lab)
 	e.POST(api.RouteStep, handleSteppedStep(h), lab, once)
-	e.POST(api.RouteStepRun, handleSteppedRun(h), lab, once)
-	e.DELETE(api.RouteSteppedOne, handleSteppedAbort(h), lab)
+	e.POST(api.RouteStepRun, handleSteppedRace(h.Stepped.Run), lab, once)
+	e.DELETE(api.RouteSteppedOne, handleSteppedRace(h.Stepped.Abort), lab)
 	addClassRoutes(e, root, h, hub, limit, once)
 }
 
@@ -97,10 +97,10 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 // opens without the lab.
 func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, limit routeLimits, once echo.MiddlewareFunc) {
 	lab := withLab(h)
-	e.POST("/labs/:lab/class", classForm(h, hub, startClassForm(h)), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/ask", classForm(h, hub, askClassForm(h)), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/reveal", classForm(h, hub, revealClassForm(h)), oneValueEach, withLang)
-	e.POST("/labs/:lab/class/end", classForm(h, hub, endClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class", labForm(h, hub, startClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/ask", labForm(h, hub, askClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/reveal", labForm(h, hub, revealClassForm(h)), oneValueEach, withLang)
+	e.POST("/labs/:lab/class/end", labForm(h, hub, endClassForm(h)), oneValueEach, withLang)
 	get(root, "/labs/:lab/class/report.md", handleClassReport(h, false), withLang)
 	get(root, "/labs/:lab/class/report.csv", handleClassReport(h, true), withLang)
 	// A class's phones: the join code opens its voting page, never its lab.

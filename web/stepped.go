@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -8,6 +9,7 @@ import (
 	"idemlab/api"
 	"idemlab/sim"
 	"idemlab/sim/house"
+	"idemlab/sim/labs"
 )
 
 // handleSteppedStart begins a stepped race in the lab: its racers stop at
@@ -73,21 +75,12 @@ func handleSteppedStep(h *house.House) echo.HandlerFunc {
 	}
 }
 
-// handleSteppedRun lets every racer go on without stopping.
-func handleSteppedRun(h *house.House) echo.HandlerFunc {
+// handleSteppedRace answers the lab's stepped race (the path's race) once
+// do has acted on it: run (every racer goes on without stopping) or abort
+// (open transactions roll back).
+func handleSteppedRace(do func(ctx context.Context, l *labs.Lab, id string) (sim.SteppedRace, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		race, err := h.Stepped.Run(c.Request().Context(), labOf(c), c.Param("race"))
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, race)
-	}
-}
-
-// handleSteppedAbort aborts the race: open transactions roll back.
-func handleSteppedAbort(h *house.House) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		race, err := h.Stepped.Abort(c.Request().Context(), labOf(c), c.Param("race"))
+		race, err := do(c.Request().Context(), labOf(c), c.Param("race"))
 		if err != nil {
 			return err
 		}

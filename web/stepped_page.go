@@ -55,9 +55,6 @@ func steppedView(h *house.House, l *labs.Lab, lesson int, latest string) (views.
 		}
 		v.Racers = append(v.Racers, rv)
 	}
-	for _, e := range race.Log {
-		v.Log = append(v.Log, views.StepLine{Racer: e.Racer, Point: string(e.Point), Result: e.Code, Rows: e.RowsFound(), Payment: e.Payment, Waits: e.StepResult.Racer})
-	}
 	return v, steps
 }
 
@@ -74,23 +71,8 @@ func freshOrder(ctx context.Context, h *house.House, l *labs.Lab) (string, error
 	return "order-42", nil
 }
 
-// steppedForm runs one of the page's stepped-race buttons, then answers
-// as every form of the page does.
-func steppedForm(h *house.House, hub *Hub, do func(c echo.Context, l *labs.Lab) error) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		l, err := formLab(h, c)
-		if err != nil {
-			return err
-		}
-		if err := do(c, l); err != nil {
-			return refuseErr(c, err)
-		}
-		return answer(c, h, hub, l)
-	}
-}
-
 func addSteppedForms(e *echo.Echo, h *house.House, hub *Hub) {
-	e.POST("/labs/:lab/stepped", steppedForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+	e.POST("/labs/:lab/stepped", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		ctx := c.Request().Context()
 		order, err := freshOrder(ctx, h, l)
 		if err == nil {
@@ -98,20 +80,20 @@ func addSteppedForms(e *echo.Echo, h *house.House, hub *Hub) {
 		}
 		return err
 	}), oneValueEach, withLang)
-	e.POST("/labs/:lab/stepped/step", steppedForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+	e.POST("/labs/:lab/stepped/step", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		_, err := h.Stepped.Step(c.Request().Context(), l, c.FormValue("race"), c.FormValue("racer"), "")
 		return err
 	}), oneValueEach, withLang)
-	e.POST("/labs/:lab/stepped/run", steppedForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+	e.POST("/labs/:lab/stepped/run", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		_, err := h.Stepped.Run(c.Request().Context(), l, c.FormValue("race"))
 		return err
 	}), oneValueEach, withLang)
-	e.POST("/labs/:lab/stepped/abort", steppedForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+	e.POST("/labs/:lab/stepped/abort", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		_, err := h.Stepped.Abort(c.Request().Context(), l, c.FormValue("race"))
 		return err
 	}), oneValueEach, withLang)
 	// The article's order: A's SELECT, B's SELECT, then each to its end.
-	e.POST("/labs/:lab/stepped/preset", steppedForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+	e.POST("/labs/:lab/stepped/preset", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		ctx, id := c.Request().Context(), c.FormValue("race")
 		for _, st := range []struct{ racer, to string }{{"A", ""}, {"B", ""}, {"A", "end"}, {"B", "end"}} {
 			if _, err := h.Stepped.Step(ctx, l, id, st.racer, st.to); err != nil {

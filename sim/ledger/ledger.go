@@ -222,7 +222,7 @@ func (g *Ledger) insertOne(ctx context.Context, l *labs.Lab, c sim.Charge, s sim
 	if stepped(ctx) && g.Store.Postgres() {
 		return g.insertStepped(ctx, l, c, s, dedup, onConflict)
 	}
-	defer func() { did(ctx, sim.PointInsert, insertSQL(dedup, onConflict)+"; COMMIT", insertResult(p, err)) }()
+	defer func() { did(ctx, sim.PointInsert, insertSQL(dedup, onConflict, true), insertResult(p, err)) }()
 	err = g.committing(func(fn func(*store.Tx) error) error { return g.Store.WriteLab(ctx, l.ID, fn) }, func(tx *store.Tx) (err error) {
 		if p, err = g.write(tx, l, c, dedup, onConflict); err != nil {
 			return err

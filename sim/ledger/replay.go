@@ -129,7 +129,7 @@ func (rp replay) complete(ctx context.Context, tx *store.Tx, l *labs.Lab, c sim.
 	p, err := rp.g.write(tx, l, c, nil, false)
 	if !stepped(ctx) || !rp.g.Store.Postgres() {
 		defer func() {
-			did(ctx, sim.PointCharge, sqlInsertPayment+"; "+sqlComplete+"; COMMIT", insertResult(p, err))
+			did(ctx, sim.PointCharge, sqlInsertAnswerCommit, insertResult(p, err))
 		}()
 	} else if did(ctx, sim.PointCharge, sqlInsertPayment, insertResult(p, err)); err == nil {
 		if err = at(ctx, sim.PointStore, tx); err != nil {

@@ -154,17 +154,31 @@ func (g *Ledger) insertStepped(ctx context.Context, l *labs.Lab, c sim.Charge, s
 			return err
 		}
 		p, err = g.write(tx, l, c, dedup, onConflict)
-		did(ctx, sim.PointInsert, insertSQL(dedup, onConflict), insertResult(p, err))
+		did(ctx, sim.PointInsert, insertSQL(dedup, onConflict, false), insertResult(p, err))
 		return err
 	})
 	return p, err
 }
 
-// insertSQL is the INSERT a charge runs, as the log shows it.
-func insertSQL(dedup *string, onConflict bool) string {
-	q := sqlInsertPayment
-	if dedup != nil && onConflict {
-		q += ` ON CONFLICT (lab_id, dedup_key) DO NOTHING`
+// The INSERTs a charge runs, as the log shows them: constants, so that a
+// charge nobody steps builds no text.
+const (
+	sqlInsertSkip         = sqlInsertPayment + ` ON CONFLICT (lab_id, dedup_key) DO NOTHING`
+	sqlInsertCommit       = sqlInsertPayment + `; COMMIT`
+	sqlInsertSkipCommit   = sqlInsertSkip + `; COMMIT`
+	sqlInsertAnswerCommit = sqlInsertPayment + "; " + sqlComplete + "; COMMIT"
+)
+
+// insertSQL is the INSERT a charge runs, with its COMMIT when the two are
+// one point (SQLite).
+func insertSQL(dedup *string, onConflict, commit bool) string {
+	switch skip := dedup != nil && onConflict; {
+	case skip && commit:
+		return sqlInsertSkipCommit
+	case skip:
+		return sqlInsertSkip
+	case commit:
+		return sqlInsertCommit
 	}
-	return q
+	return sqlInsertPayment
 }

@@ -133,10 +133,7 @@ func (rc *Race) take(ctx context.Context) (func(), error) {
 		return nil, ctx.Err()
 	}
 	rc.mu.Lock()
-	if rc.idle != nil && !rc.v.Over {
-		rc.idle.Stop()
-		rc.idle = rc.rs.Clock.AfterFunc(sim.SteppedIdle, func() { rc.abortAndWait(context.Background(), sim.AbortIdle) })
-	}
+	rc.touch()
 	rc.mu.Unlock()
 	return func() { <-rc.turn }, nil
 }

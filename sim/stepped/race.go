@@ -73,12 +73,21 @@ func (rs *Races) Start(ctx context.Context, l *labs.Lab, orderID string, amount 
 	for i, r := range rc.racers {
 		r.hangUp = hangUps[i]
 	}
-	if !rc.v.Over {
-		rc.idle = rs.Clock.AfterFunc(sim.SteppedIdle, func() { rc.abortAndWait(context.Background(), sim.AbortIdle) })
-	}
+	rc.touch()
 	rc.mu.Unlock()
 	rc.settle(ctx)
 	return rc.done(ctx), nil
+}
+
+// touch starts the race's idle time again: untouched for sim.SteppedIdle,
+// it is aborted. An over race has none. rc.mu is held.
+func (rc *Race) touch() {
+	if rc.idle != nil {
+		rc.idle.Stop()
+	}
+	if !rc.v.Over {
+		rc.idle = rc.rs.Clock.AfterFunc(sim.SteppedIdle, func() { rc.abortAndWait(context.Background(), sim.AbortIdle) })
+	}
 }
 
 // claim makes rc the lab's race, unless another still runs there.

@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/client"
@@ -68,10 +69,10 @@ func New(cfg Config) *Races {
 // Errors of the stepped races' rules.
 var (
 	errBusy    = &sim.Error{Code: sim.EConflict, Key: "stepped-busy", RetryAfter: sim.SteppedIdle}
-	errClosing = &sim.Error{Code: sim.EConflict, Key: "stepped-closing", RetryAfter: 5e9}
+	errClosing = &sim.Error{Code: sim.EConflict, Key: "stepped-closing", RetryAfter: 5 * time.Second}
 	errToken   = sim.Invalid(sim.Broke("Idemlab-Stepped", "stepped-token"))
-	errHolding = &sim.Error{Code: sim.EConflict, Key: "stepped-holds", RetryAfter: 5e9}
-	errFull    = &sim.Error{Code: sim.EBusy, Key: "stepped-full", Limit: "stepped-races", RetryAfter: 30e9}
+	errHolding = &sim.Error{Code: sim.EConflict, Key: "stepped-holds", RetryAfter: 5 * time.Second}
+	errFull    = &sim.Error{Code: sim.EBusy, Key: "stepped-full", Limit: "stepped-races", RetryAfter: 30 * time.Second}
 )
 
 // Racer returns the Steps of the racer whose token a charge request of
