@@ -3,7 +3,9 @@ package web
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	"idemlab/sim"
 	"idemlab/views"
 )
 
@@ -41,5 +43,25 @@ func TestLogRing(t *testing.T) {
 	got := r.newestFirst()
 	if len(got) != logKeep || got[0].At != fmt.Sprint(logKeep+6) || got[logKeep-1].At != "7" {
 		t.Errorf("%d lines, newest %q, oldest %q; want %d, %d, 7", len(got), got[0].At, got[len(got)-1].At, logKeep, logKeep+6)
+	}
+}
+
+// A charge kept as its event is said, when the log is read, in its place
+// among the other lines: its time, the server's lane, the payment.
+func TestLogRingSaysCharges(t *testing.T) {
+	t.Parallel()
+	var r logRing
+	at := time.Date(2026, 12, 3, 9, 30, 1, 250e6, time.UTC)
+	r.add(views.LogLine{At: "before"})
+	r.addCharge(sim.Event{Kind: sim.EventCharge, At: at, Outcome: sim.OutcomeCharged, OrderID: "order-42",
+		Payment: &sim.Payment{ID: 7, Amount: 1500}})
+	r.add(views.LogLine{At: "after"})
+	got := r.newestFirst()
+	if len(got) != 3 || got[0].At != "after" || got[2].At != "before" {
+		t.Fatalf("lines %+v; want after, the charge, before", got)
+	}
+	c := got[1]
+	if c.At != at.Format("15:04:05.000") || c.Kind != "server" || c.Msg.Key != "log.charge.commit" || c.Msg.Args[1] != int64(7) {
+		t.Fatalf("the charge's line %+v; want its time, the server, COMMIT of payment 7", c)
 	}
 }

@@ -119,3 +119,21 @@ func TestSteppedIdle(t *testing.T) {
 		t.Fatalf("a charge with the key after the idle abort: %d, want 201\n%s", r.Status, r.Body)
 	}
 }
+
+// TestSteppedReset: a reset while a racer holds its transaction open (on
+// PostgreSQL, the lab's lock) aborts the race first, instead of waiting
+// for it, and the lab starts again empty, ready for another race.
+func TestSteppedReset(t *testing.T) {
+	s := startServer(t)
+	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
+	st := s.stepped(prefix, "order-42", 2).step("A")
+	s.must(http.StatusNoContent, "POST", prefix+"/reset", "")
+	s.must(http.StatusNotFound, "GET", prefix+"/stepped-races/"+st.race.ID, "")
+	if got := s.ledger(prefix).Count; got != 0 {
+		t.Fatalf("%d payments after the reset", got)
+	}
+	s.stepped(prefix, "order-42", 2).step("A*", "B*")
+	if got := s.ledger(prefix).Count; got != 1 {
+		t.Fatalf("the race after the reset charged %d times, want 1", got)
+	}
+}
