@@ -55,7 +55,7 @@ func (r *Registry) Record(tx *store.Tx, lab string, a sim.Action) error {
 const (
 	sqlLastAction   = `SELECT action_seq, action_seq - base_seq FROM lab_counts WHERE lab_id = ?1`
 	sqlInsertAction = `INSERT INTO lab_actions (lab_id, seq, action) VALUES (?1, ?2, ?3)`
-	sqlActionSeq    = `UPDATE lab_counts SET action_seq = GREATEST(action_seq, ?2) WHERE lab_id = ?1`
+	sqlActionSeq    = `UPDATE lab_counts SET action_seq = CASE WHEN action_seq < ?2 THEN ?2 ELSE action_seq END WHERE lab_id = ?1`
 )
 
 func recordHeld(tx *store.Tx, lab string, a sim.Action) error {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,12 +16,17 @@ import (
 )
 
 // The writes a lab's batch holds (Later, Finally) and the numbers it counts
-// (Next) on PostgreSQL: a batch without a conflict commits as it held them,
-// numbered without a gap; one with a row that cannot be written runs again
-// with each statement at once, and only the jobs whose rows were refused
-// fail, with ErrNotWritten, the rest numbered without a gap still.
+// (Next), on SQLite and on PostgreSQL: a batch without a conflict commits
+// as it held them, numbered without a gap; one with a row that cannot be
+// written runs again with each statement at once, and only the jobs whose
+// rows were refused fail, with ErrNotWritten, the rest numbered without a
+// gap still.
 func TestHeldWritesGoWithTheBatch(t *testing.T) {
-	s := openMember(t, pgtest.Database(t), nil)
+	t.Run("sqlite", func(t *testing.T) { heldWrites(t, openMember(t, filepath.Join(t.TempDir(), "held.db"), nil)) })
+	t.Run("postgres", func(t *testing.T) { heldWrites(t, openMember(t, pgtest.Database(t), nil)) })
+}
+
+func heldWrites(t *testing.T, s *Store) {
 	ctx := context.Background()
 	for _, q := range []string{
 		`CREATE TABLE held (lab TEXT, n BIGINT, k TEXT UNIQUE, PRIMARY KEY (lab, n))`,
@@ -88,7 +94,7 @@ func heldBatch(t *testing.T, s *Store) (batch func([]string) ([]error, int64), c
 			if err := tx.Later(`INSERT INTO held (lab, n, k) VALUES (?1, ?2, ?3) ON CONFLICT (k) DO NOTHING`, "a", n, key); err != nil {
 				return err
 			}
-			return tx.Finally(`UPDATE held_counts SET last = GREATEST(last, ?2) WHERE lab = ?1`, "a", n)
+			return tx.Finally(`UPDATE held_counts SET last = CASE WHEN last < ?2 THEN ?2 ELSE last END WHERE lab = ?1`, "a", n)
 		})
 	}
 	batch = func(keys []string) ([]error, int64) {
@@ -120,9 +126,11 @@ func heldBatch(t *testing.T, s *Store) (batch func([]string) ([]error, int64), c
 	return batch, check
 }
 
-// On SQLite, Later writes at once, and a row not written is the caller's
-// error there and then.
-func TestLaterOnSQLiteWritesAtOnce(t *testing.T) {
+// On SQLite, a transaction alone in its batch writes at once (it has
+// nothing to share a statement with), and a row not written is the
+// caller's error there and then. (A batch of many holds its writes:
+// TestHeldWritesGoWithTheBatch.)
+func TestLaterAloneOnSQLiteWritesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	s := openMemory(t)
 	if _, err := s.Exec(ctx, `CREATE TABLE held (k TEXT PRIMARY KEY)`); err != nil {
@@ -131,7 +139,7 @@ func TestLaterOnSQLiteWritesAtOnce(t *testing.T) {
 	for i, want := range []error{nil, ErrNotWritten} {
 		err := s.Write(ctx, func(tx *Tx) error {
 			if tx.Holding() {
-				t.Error("a transaction on SQLite holds its writes")
+				t.Error("a transaction alone on SQLite holds its writes")
 			}
 			return tx.Later(`INSERT INTO held (k) VALUES (?1) ON CONFLICT DO NOTHING`, "k")
 		})

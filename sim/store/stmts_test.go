@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"idemlab/sim/store/stmts"
 )
 
 // Statements run compiled once they have been met, reads and a
@@ -27,7 +29,7 @@ func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s.tw.stmts.cached(insert) == nil {
+	if s.tw.stmts.Cached(insert) == nil {
 		t.Errorf("the writer's statement is not compiled after three transactions")
 	}
 	const sum = `SELECT COALESCE(SUM(n), 0), COUNT(*) FROM t`
@@ -37,7 +39,7 @@ func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
 			t.Fatalf("sum, count = %d, %d (%v); want 3, 3", total, count, err)
 		}
 	}
-	if s.reads.cached(sum) == nil {
+	if s.reads.Cached(sum) == nil {
 		t.Errorf("the read is not compiled after it ran")
 	}
 	for range 2 {
@@ -49,16 +51,13 @@ func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
 			t.Fatal("a read of a missing table ran")
 		}
 	}
-	for i := range 2 * maxCached {
+	for i := range 2 * stmts.MaxCached {
 		var n int
 		if err := s.QueryRow(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&n); err != nil || n != i {
 			t.Fatalf("SELECT %d = %d (%v)", i, n, err)
 		}
 	}
-	s.reads.mu.Lock()
-	n := len(s.reads.stmts) + len(s.reads.wanted)
-	s.reads.mu.Unlock()
-	if n > maxCached {
-		t.Errorf("the readers' cache holds %d statements; its bound is %d", n, maxCached)
+	if n := s.reads.Len(); n > stmts.MaxCached {
+		t.Errorf("the readers' cache holds %d statements; its bound is %d", n, stmts.MaxCached)
 	}
 }

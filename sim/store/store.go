@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"idemlab/sim/store/pgsql"
+	"idemlab/sim/store/stmts"
 )
 
 // Store is the lab's database.
@@ -25,7 +28,7 @@ type Store struct {
 	tw *writer   // runs the writing transactions, committing them in groups (SQLite)
 	pg *pgWrites // PostgreSQL: its writing transactions, each lab's through a writer of its own
 
-	reads *stmtCache // SQLite: the readers' compiled statements (nil on PostgreSQL)
+	reads *stmts.Cache // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
 	// PostgreSQL: the first statements of the writing transactions. first
 	// (a lab's writer's): the lease step and the lab's lock; hold (the
@@ -68,7 +71,8 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	s.tw = &writer{db: s.w, announce: new(atomic.Pointer[announcer]), turn: make(chan struct{}, 1)}
 	if s.pool == nil {
-		s.reads, s.tw.stmts = newStmtCache(s.r), newStmtCache(s.w)
+		s.reads, s.tw.stmts = stmts.New(s.r), stmts.New(s.w)
+		s.tw.asked = new(pgsql.Asked) // a batch asks for its numbers in one statement
 	} else {
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
 		s.tw.first, s.tw.settle = s.pg.holdStep, s.pg.settle
@@ -93,9 +97,9 @@ func (s *Store) Close() error {
 	if s.tw != nil {
 		s.leave()
 		s.tw.close()
-		s.tw.stmts.close()
+		s.tw.stmts.Close()
 	}
-	s.reads.close()
+	s.reads.Close()
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -144,7 +148,7 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) (sql.Result
 
 // QueryRow reads one row from what has committed.
 func (s *Store) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := s.reads.get(ctx, query); st != nil {
+	if st := s.reads.Get(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return s.r.QueryRowContext(ctx, query, args...)
@@ -152,7 +156,7 @@ func (s *Store) QueryRow(ctx context.Context, query string, args ...any) *sql.Ro
 
 // Query reads rows from what has committed.
 func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := s.reads.get(ctx, query); st != nil {
+	if st := s.reads.Get(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return s.r.QueryContext(ctx, query, args...)

@@ -8,6 +8,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/store/pgsql"
+	"idemlab/sim/store/stmts"
 )
 
 // Tx is a writing transaction as the function that runs in it receives it:
@@ -16,8 +17,8 @@ import (
 type Tx struct {
 	ctx   context.Context
 	tx    *sql.Tx
-	lock  *sql.Stmt  // PostgreSQL's key lock, for LockKey
-	stmts *stmtCache // SQLite: the writer's compiled statements
+	lock  *sql.Stmt    // PostgreSQL's key lock, for LockKey
+	stmts *stmts.Cache // SQLite: the writer's compiled statements
 	// told is the writer's, when someone listens: what the transaction
 	// tells the other processes (Notify).
 	told *[]sim.Event
@@ -101,7 +102,7 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if st := t.stmts.cached(query); st != nil {
+	if st := t.stmts.Cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 	}
 	return t.tx.ExecContext(t.ctx, query, args...)
@@ -110,7 +111,7 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 // QueryRow runs a statement that returns at most one row.
 func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
 	t.sync() // a failure fails the statement, on the transaction it aborted
-	if st := t.stmts.cached(query); st != nil {
+	if st := t.stmts.Cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
 	return t.tx.QueryRowContext(t.ctx, query, args...)
@@ -121,7 +122,7 @@ func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if st := t.stmts.cached(query); st != nil {
+	if st := t.stmts.Cached(query); st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
 	return t.tx.QueryContext(t.ctx, query, args...)

@@ -11,6 +11,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/store/group"
 	"idemlab/sim/store/pgsql"
+	"idemlab/sim/store/stmts"
 )
 
 // maxBatch bounds how many transactions one commit carries.
@@ -42,12 +43,10 @@ type txJob = group.Job[func(*Tx) error]
 // while it works queue; the first of them starts the next batch (on
 // PostgreSQL it begins its transaction, which waits for the lab's lock),
 // and once the batch before has ended runs the whole queue as one
-// transaction: each job inside a savepoint of its own, so that one's
-// failure rolls back only itself. Each
-// still sees the jobs before it as committed, so the guarantees of UNIQUE,
+// transaction, in which one job's failure rolls back only itself (run).
+// Each sees the jobs before it as committed, so the guarantees of UNIQUE,
 // ON CONFLICT and the replay claim are those of serial transactions; what
-// is shared is the commit (BEGIN, the WAL write), most of a small
-// transaction's cost.
+// is shared is the commit (BEGIN, the WAL write), most of their cost.
 //
 // A job whose context ends while it waits leaves the queue without running.
 // A job that panics rolls its whole batch back (the connection's state after
@@ -67,7 +66,7 @@ type writer struct {
 
 	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
 
-	stmts *stmtCache // SQLite: the statements the transactions run, compiled between them
+	stmts *stmts.Cache // SQLite: the statements the transactions run, compiled between them
 
 	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
@@ -110,16 +109,18 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	batch := w.queue.Take(maxBatch)
 	defer w.end()
 
-	// On PostgreSQL, where each statement is a round trip, a batch first
-	// runs without a savepoint around each job, holding the writes it may
-	// (Tx.Later); if one fails, all of it runs again with savepoints.
-	errs := w.commit(batch, st, w.first == nil)
+	// A batch first runs without a savepoint around each job, holding the
+	// writes it may (Tx.Later) to write them a statement for many rows (on
+	// PostgreSQL a statement is a round trip; on SQLite it costs in the
+	// driver and the engine, which a job alone has nobody to share with).
+	// If one job fails, all of it runs again with savepoints.
+	errs := w.commit(batch, st, w.first == nil && len(batch) == 1)
 	if errs == nil {
 		errs = w.commit(batch, w.begin(context.Background()), true)
 	}
 	// The connection is the leader's until it hands over: the statements
 	// this batch met are compiled now, for the batches to come.
-	w.stmts.prepareWanted(context.Background())
+	w.stmts.PrepareWanted(context.Background())
 	var mine error
 	for i, b := range batch {
 		if b == j {
@@ -173,6 +174,9 @@ func (w *writer) start(ctx context.Context) (begun, bool) {
 func (w *writer) begin(ctx context.Context) begun {
 	b := &pgsql.Batch{Asked: w.asked}
 	tx, xid, err := begin(ctx, w.db, nil, w.first, b)
+	if w.first == nil && err == nil { // SQLite: no data-modifying WITH
+		b.Each = stmts.Tx{Tx: tx, Cache: w.stmts}
+	}
 	return begun{tx, xid, err, b, func() {}}
 }
 

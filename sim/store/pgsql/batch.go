@@ -15,6 +15,7 @@ import (
 type Batch struct {
 	Hold  bool
 	Asked *Asked // the batch's writer's numberings; nil: none remembered
+	Each  Runner // SQLite: the held writes go a statement each (FlushEach), and the numbers asked through it
 	Pending
 	next   map[string][]int64
 	turn   []asked // the numberings its first statement asked for (Turn)
@@ -29,7 +30,11 @@ func (b *Batch) Flush(ctx context.Context, tx *sql.Tx) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}
-	if err := b.Pending.Flush(ctx, tx); err != nil {
+	flush := func() error { return b.Pending.Flush(ctx, tx) }
+	if b.Each != nil {
+		flush = func() error { return b.Pending.FlushEach(ctx, b.Each) }
+	}
+	if err := flush(); err != nil {
 		b.Failed = err
 		return err
 	}
@@ -67,7 +72,7 @@ func (b *Batch) Forget() {
 }
 
 // Ints reads the one row of integers that query answers in tx.
-func Ints(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+func Ints(ctx context.Context, tx Runner, query string, args ...any) ([]int64, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

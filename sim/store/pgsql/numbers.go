@@ -85,7 +85,7 @@ func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...a
 		}
 		// One of them answers no row with these arguments: ask alone.
 	}
-	ns, err := Ints(ctx, tx, query, args...)
+	ns, err := Ints(ctx, b.runner(tx), query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,14 @@ func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...a
 	}
 	b.Counted(key, ns)
 	return ns, nil
+}
+
+// runner is what runs the batch's statements in tx.
+func (b *Batch) runner(tx *sql.Tx) Runner {
+	if b != nil && b.Each != nil {
+		return b.Each
+	}
+	return tx
 }
 
 // numbering is what the numbers of query with args are counted under.
@@ -121,7 +129,7 @@ func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any
 		fmt.Fprintf(&q, ") AS n%d", i)
 		all = append(all, args...)
 	}
-	row, err := Ints(ctx, tx, q.String(), all...)
+	row, err := Ints(ctx, b.runner(tx), q.String(), all...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // maxParams bounds the placeholders of one folded statement, well inside
@@ -111,6 +112,103 @@ func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
 		st.add(b.String(), 1, f.args...)
 	}
 	return st.run(ctx, tx)
+}
+
+// Runner runs statements in a batch's transaction: a *sql.Tx, or on SQLite
+// the store's, through its compiled statements.
+type Runner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// FlushEach is Flush for a database without data-modifying WITH queries
+// (SQLite, whose statements are no round trip): each text's rows go in
+// statements of their own, a power of two rows each (1, 2, 4 … so that a
+// few texts serve every batch, each compiled once), then each Finally
+// alone, all in the order Flush keeps. It fails as Flush does.
+func (p *Pending) FlushEach(ctx context.Context, r Runner) error {
+	texts, rows, finals := p.texts, p.rows, p.final
+	*p = Pending{}
+	for _, q := range texts {
+		for rs := rows[q]; len(rs) > 0; {
+			n := 1
+			for n*2 <= len(rs) && n*2*len(rs[0]) <= maxParams {
+				n *= 2
+			}
+			text, err := folded(q, n)
+			if err != nil {
+				return err
+			}
+			args := make([]any, 0, n*len(rs[0]))
+			for _, r := range rs[:n] {
+				args = append(args, r...)
+			}
+			if err := writeRows(ctx, r, n, text, args); err != nil {
+				return err
+			}
+			rs = rs[n:]
+		}
+	}
+	for _, f := range finals {
+		if err := writeRows(ctx, r, 1, f.query, f.args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxFolds bounds the folded texts remembered: a few held texts, each in a
+// few powers of two.
+const maxFolds = 256
+
+// folds is the texts FlushEach has folded, by text and rows.
+var folds struct {
+	sync.Mutex
+	m map[fold]string
+}
+
+type fold struct {
+	q string
+	n int
+}
+
+// folded is Fold(q, n, 0), folded once.
+func folded(q string, n int) (string, error) {
+	folds.Lock()
+	text, ok := folds.m[fold{q, n}]
+	folds.Unlock()
+	if ok {
+		return text, nil
+	}
+	text, err := Fold(q, n, 0)
+	if err != nil {
+		return "", err
+	}
+	folds.Lock()
+	defer folds.Unlock()
+	if folds.m == nil {
+		folds.m = map[fold]string{}
+	}
+	if len(folds.m) < maxFolds {
+		folds.m[fold{q, n}] = text
+	}
+	return text, nil
+}
+
+// writeRows runs a statement that must write n rows.
+func writeRows(ctx context.Context, r Runner, n int, query string, args []any) error {
+	res, err := r.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	got, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if got != int64(n) {
+		return fmt.Errorf("%w: %d of %d", ErrNotWritten, got, n)
+	}
+	return nil
 }
 
 // statement is what a flush sends at once: its parts, each to write rows.
