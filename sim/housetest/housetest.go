@@ -37,7 +37,7 @@ type House struct {
 }
 
 // Store opens the database dsn names, closed when the test ends.
-func Store(t *testing.T, dsn string) *store.Store {
+func Store(t testing.TB, dsn string) *store.Store {
 	t.Helper()
 	db, err := store.Open(context.Background(), dsn)
 	if err != nil {
@@ -50,7 +50,7 @@ func Store(t *testing.T, dsn string) *store.Store {
 // Open opens the whole lab, with the embedded key-value store of set-nx,
 // on the database dsn names and a fake clock; everything closes when the
 // test ends.
-func Open(t *testing.T, dsn string) House {
+func Open(t testing.TB, dsn string) House {
 	t.Helper()
 	db, fake := Store(t, dsn), clock.NewFake(Start)
 	h, err := house.Open(context.Background(), house.Config{Store: db, Clock: fake, KV: true})
@@ -64,7 +64,7 @@ func Open(t *testing.T, dsn string) House {
 // NewLab makes a private lab under protection p with no waits of its own
 // (no work, no gap), so that a charge never waits on the fake clock; set
 // changes the rest.
-func (b House) NewLab(t *testing.T, p sim.Protection, set func(*sim.Settings)) *labs.Lab {
+func (b House) NewLab(t testing.TB, p sim.Protection, set func(*sim.Settings)) *labs.Lab {
 	t.Helper()
 	s := sim.DefaultSettings()
 	s.Protection, s.CheckGapMS, s.ServerDelayMS, s.LockTimeoutMS = p, 0, 0, 5000
