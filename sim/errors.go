@@ -77,6 +77,9 @@ func Invalid(fields ...FieldError) *Error {
 
 // ErrorCode returns the code of err, or EInternal when err is not an *Error.
 func ErrorCode(err error) Code {
+	if err == nil {
+		return EInternal
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

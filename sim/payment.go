@@ -35,8 +35,13 @@ func (c Charge) Body() []byte {
 
 // Fingerprint is the SHA-256 of the canonical body, hex-encoded.
 func (c Charge) Fingerprint() string {
-	sum := sha256.Sum256(c.Body())
-	return hex.EncodeToString(sum[:])
+	var buf [160]byte // the usual body, built and hashed without the heap
+	b := strconv.AppendQuote(append(buf[:0], `{"order_id":`...), c.OrderID)
+	b = strconv.AppendInt(append(b, `,"amount":`...), c.Amount, 10)
+	sum := sha256.Sum256(append(b, '}'))
+	var h [64]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }
 
 // KeyText is the charge's key as an answer may repeat it: clipped, or ""

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/views"
 )
 
@@ -72,6 +73,9 @@ func (a assets) url(name string) string {
 // withAssets lets the pages link the static files by their hashed addresses.
 func (a assets) withAssets(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if c.Path() == api.RouteCharges { // the hot path renders no page: no copy of the request for it
+			return next(c)
+		}
 		r := c.Request()
 		c.SetRequest(r.WithContext(views.WithAssets(r.Context(), a.url)))
 		return next(c)

@@ -32,19 +32,29 @@ func (b chargeBody) charge(extra ...sim.FieldError) (sim.Charge, error) {
 		c.Amount = *b.Amount
 	}
 	fs := extra
-	var se *sim.Error
-	if err := c.Validate(); errors.As(err, &se) {
-		for _, f := range se.Fields {
-			if (f.Field == "order_id" && b.OrderID == nil) || (f.Field == "amount" && b.Amount == nil) {
-				f = sim.Broke(f.Field, "required")
-			}
-			fs = append(fs, f)
+	for _, f := range fieldsOf(c.Validate()) {
+		if (f.Field == "order_id" && b.OrderID == nil) || (f.Field == "amount" && b.Amount == nil) {
+			f = sim.Broke(f.Field, "required")
 		}
+		fs = append(fs, f)
 	}
 	if len(fs) > 0 {
 		return c, sim.Invalid(fs...)
 	}
 	return c, nil
+}
+
+// fieldsOf is what a validation error says, field by field (nil: none).
+// Its variable is made only for an error: the usual request has none.
+func fieldsOf(err error) []sim.FieldError {
+	if err == nil {
+		return nil
+	}
+	var se *sim.Error
+	if errors.As(err, &se) {
+		return se.Fields
+	}
+	return nil
 }
 
 // handleCharge is the protected endpoint: the server the lessons are about.
@@ -60,10 +70,7 @@ func handleCharge(h *house.House) echo.HandlerFunc {
 		case 0:
 		case 1:
 			k, err := sim.ParseKey(vals[0])
-			var se *sim.Error
-			if errors.As(err, &se) {
-				keyErrs = se.Fields
-			} else {
+			if keyErrs = fieldsOf(err); err == nil {
 				key = &k
 			}
 		default:
@@ -97,20 +104,29 @@ func handleCharge(h *house.House) echo.HandlerFunc {
 	}
 }
 
+// The values of a charge's answer's headers that never change, shared by
+// every answer (canonical names; Set or Add on them makes a new slice).
+var (
+	jsonType     = []string{echo.MIMEApplicationJSON}
+	replayedTrue = []string{"true"}
+)
+
 // chargeAnswer sends the answer the contract gives the charge's result.
 func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, res ledger.Result) error {
 	var st sim.Stored
+	hd := c.Response().Header()
+	hd[echo.HeaderContentType] = jsonType // Blob sets it no more
 	switch {
 	case res.Replay != nil:
 		st = *res.Replay
-		c.Response().Header().Set(api.HeaderReplayed, "true")
+		hd[api.HeaderReplayed] = replayedTrue
 	case res.Payment != nil:
 		st = api.Charged(l.ID, *res.Payment)
 	default:
 		st = api.Duplicate(ch.Key)
 	}
 	if st.Location != "" {
-		c.Response().Header().Set(echo.HeaderLocation, st.Location)
+		hd[echo.HeaderLocation] = []string{st.Location}
 	}
 	if res.Payment == nil {
 		return c.Blob(st.Status, echo.MIMEApplicationJSON, st.Body)

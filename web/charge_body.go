@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -22,12 +21,9 @@ func decodeCharge(c echo.Context, b *chargeBody) error {
 // fastCharge reads raw into b when it is the usual charge body, and
 // reports whether it was; b is untouched otherwise.
 func fastCharge(raw []byte, b *chargeBody) bool {
-	dec := decoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewReader(raw), strictJSON)
-	defer func() {
-		dec.Reset(bytes.NewReader(nil))
-		decoders.Put(dec)
-	}()
+	d := borrow(raw, strictJSON)
+	defer d.giveBack()
+	dec := d.dec
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}

@@ -80,8 +80,7 @@ func decodeRaw(c echo.Context, dst any, optional bool, opts json.Options, fast f
 	if len(bytes.TrimSpace(raw)) == 0 && optional {
 		return nil
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+	if ct := r.Header.Get(echo.HeaderContentType); ct != "application/json" && !jsonMediaType(ct) {
 		return newProblem(probMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
 	if fast != nil && fast(raw) {
@@ -90,21 +89,50 @@ func decodeRaw(c echo.Context, dst any, optional bool, opts json.Options, fast f
 	return decodeBodyWith(raw, dst, opts)
 }
 
+// jsonMediaType reports whether ct names JSON: application/json or a
+// +json type, with any parameters.
+func jsonMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
 // decoders are reused: a decoder's first string allocates its 4 KiB cache
 // of strings, more than the rest of a small body's decoding.
-var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(bytes.NewReader(nil)) }}
+// Each keeps the reader it reads from, reset for each body.
+var decoders = sync.Pool{New: func() any {
+	r := bytes.NewReader(nil)
+	return &decoder{r: r, dec: jsontext.NewDecoder(r)}
+}}
+
+// decoder is a pooled decoder and its reader.
+type decoder struct {
+	r   *bytes.Reader
+	dec *jsontext.Decoder
+}
+
+// borrow is a decoder of the pool, reading raw with opts.
+func borrow(raw []byte, opts ...jsontext.Options) *decoder {
+	d := decoders.Get().(*decoder)
+	d.r.Reset(raw)
+	d.dec.Reset(d.r, opts...)
+	return d
+}
+
+// giveBack returns d to the pool, which keeps no request's body.
+func (d *decoder) giveBack() {
+	d.r.Reset(nil)
+	d.dec.Reset(d.r)
+	decoders.Put(d)
+}
 
 // decodeBody decodes raw, a whole request body, into dst in one pass: the
 // decoder refuses, as it reads, what readers could read differently.
 func decodeBody(raw []byte, dst any) error { return decodeBodyWith(raw, dst, strictJSON) }
 
 func decodeBodyWith(raw []byte, dst any, opts json.Options) error {
-	dec := decoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewReader(raw), opts)
-	defer func() {
-		dec.Reset(bytes.NewReader(nil)) // the pool keeps no request's body
-		decoders.Put(dec)
-	}()
+	d := borrow(raw, opts)
+	defer d.giveBack()
+	dec := d.dec
 	if err := json.UnmarshalDecode(dec, dst); err != nil {
 		return jsonProblem(raw, dst, err)
 	}

@@ -115,10 +115,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 			},
 		}))
 	}
-	e.Use(middleware.Recover())
-	e.Use(withClient)
-	e.Use(secureHeaders)
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+	e.Use(once(middleware.Recover(), withClient, secureHeaders, middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
 		// Pages only: the API's answers are small, the SSE streams flush
 		// as they go, and the static files are gzipped once, at start.
@@ -126,11 +123,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 			p := c.Request().URL.Path
 			return strings.HasPrefix(p, "/api/") || strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/static/")
 		},
-	}))
-	e.Use(limitBody)
-	e.Use(files.withAssets)
-	e.Use(sameOrigin(http.NewCrossOriginProtection()))
-	e.Use(capRequests(opts.MaxRequests))
+	}), limitBody, files.withAssets, sameOrigin(http.NewCrossOriginProtection()), capRequests(opts.MaxRequests)))
 	hub := NewHub(h, logger, opts.MaxStreams)
 	addRoutes(e, h, hub, limits, files, logger)
 	return &Server{Handler: e, hub: hub}

@@ -47,7 +47,16 @@ func (r *Records) Claim(ctx context.Context, l *labs.Lab, scope, key, fingerprin
 // New is a claim of the key, not yet taken, whose time runs skew ahead of
 // the process's (the lab's clock, for the replay protection's records).
 func (r *Records) New(l *labs.Lab, scope, key string, ttl, skew time.Duration) *Claim {
-	return &Claim{r: r, lab: l.ID, gen: l.Gen(), scope: scope, key: key, token: sim.NewToken(), ttl: ttl, skew: skew}
+	return &Claim{r: r, lab: l.ID, gen: l.Gen(), scope: scope, key: key, ttl: ttl, skew: skew}
+}
+
+// tok is who holds the claim: made when the claim is first taken (a
+// request answered from memory never takes one).
+func (c *Claim) tok() string {
+	if c.token == "" {
+		c.token = sim.NewToken()
+	}
+	return c.token
 }
 
 // now is the time by which the record expires.
@@ -95,7 +104,7 @@ func (c *Claim) Take(tx *store.Tx, fingerprint string, lock time.Duration) error
 	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
 	var token string
-	err := tx.QueryRowStmt(c.r.claim, c.lab, c.scope, c.key, fingerprint, c.token,
+	err := tx.QueryRowStmt(c.r.claim, c.lab, c.scope, c.key, fingerprint, c.tok(),
 		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process()).Scan(&token)
 	if err == nil {
 		return nil // ours: go and do the work
@@ -126,7 +135,7 @@ var ErrTaken = errors.New("idempotency: the key is taken")
 func (c *Claim) TakeDone(tx *store.Tx, fingerprint string, lock time.Duration, st sim.Stored) error {
 	now := c.now()
 	c.fingerprint, c.done = fingerprint, nil
-	err := tx.Later(sqlClaimDone, c.lab, c.scope, c.key, fingerprint, c.token, st.Status, st.Location, st.ContentType, st.Body,
+	err := tx.Later(sqlClaimDone, c.lab, c.scope, c.key, fingerprint, c.tok(), st.Status, st.Location, st.ContentType, st.Body,
 		now.Add(lock).UnixMilli(), now.Add(c.ttl).UnixMilli(), now.UnixMilli(), c.r.store.Process())
 	if errors.Is(err, store.ErrNotWritten) {
 		return ErrTaken
@@ -176,7 +185,7 @@ func (c *Claim) settle(r record, fingerprint string) error {
 // EInFlight and the transaction must roll back.
 func (c *Claim) Complete(tx *store.Tx, st sim.Stored) error {
 	now := c.now()
-	res, err := tx.ExecStmt(c.r.complete, st.Status, st.Location, st.ContentType, st.Body, now.Add(c.ttl).UnixMilli(), c.lab, c.scope, c.key, c.token)
+	res, err := tx.ExecStmt(c.r.complete, st.Status, st.Location, st.ContentType, st.Body, now.Add(c.ttl).UnixMilli(), c.lab, c.scope, c.key, c.tok())
 	if err != nil {
 		return err
 	}
@@ -202,6 +211,6 @@ func (c *Claim) Finish(ctx context.Context, st sim.Stored) error {
 func (c *Claim) Release(ctx context.Context) error {
 	_, err := c.r.store.Exec(context.WithoutCancel(ctx),
 		`DELETE FROM idempotency_records WHERE lab_id = ? AND scope = ? AND key = ? AND token = ? AND state = 'in-flight'`,
-		c.lab, c.scope, c.key, c.token)
+		c.lab, c.scope, c.key, c.tok())
 	return err
 }

@@ -115,7 +115,7 @@ func (g *Ledger) Charge(ctx context.Context, l *labs.Lab, c sim.Charge) (Result,
 	if err := c.Validate(); err != nil {
 		return Result{}, err
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx = detach(ctx)
 	s := l.Settings()
 	var (
 		res Result

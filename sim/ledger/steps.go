@@ -38,6 +38,13 @@ func WithSteps(ctx context.Context, s Steps) context.Context {
 	return context.WithValue(ctx, stepsKey{}, s)
 }
 
+// detach is ctx without its cancellation, its Steps found first: a value
+// looked up through context.WithoutCancel costs an allocation each time,
+// and a charge looks its Steps up at every statement.
+func detach(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), stepsKey{}, stepsOf(ctx))
+}
+
 func stepsOf(ctx context.Context) Steps {
 	s, _ := ctx.Value(stepsKey{}).(Steps)
 	return s
