@@ -184,6 +184,7 @@ func folded(q string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	text = Plain(text)
 	folds.Lock()
 	defer folds.Unlock()
 	if folds.m == nil {

@@ -40,6 +40,39 @@ func Rebind(q string) string {
 	return b.String()
 }
 
+// Plain is SQLite's q with its numbered placeholders bare when they are
+// ?1, ?2 … (or Fold's $1, $2 …) in order, each once: the driver binds a
+// bare ? by its place, where it reads a numbered one's name, a string
+// made on the heap, on every execution. Any other q is returned as it is.
+func Plain(q string) string {
+	if !strings.ContainsAny(q, "?$") {
+		return q
+	}
+	u := unquoted(q)
+	var b strings.Builder
+	b.Grow(len(q))
+	want := 1
+	for i := 0; i < len(q); i++ {
+		c := u[i]
+		if c != '?' && c != '$' {
+			b.WriteByte(q[i])
+			continue
+		}
+		k, end := placeholderAt(u, i)
+		switch {
+		case end == i+1 && c == '$': // not a placeholder
+			b.WriteByte(q[i])
+			continue
+		case k != want: // bare, repeated or out of order: numbered it stays
+			return q
+		}
+		want++
+		b.WriteByte('?')
+		i = end - 1
+	}
+	return b.String()
+}
+
 // Connector is pgx's connector with the placeholders rebound: the
 // store's statements are written in SQLite's.
 type Connector struct{ driver.Connector }

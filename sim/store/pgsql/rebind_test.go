@@ -15,3 +15,22 @@ func TestRebind(t *testing.T) {
 		}
 	}
 }
+
+// Plain makes bare the placeholders numbered in order, each once, and
+// leaves any other statement as it is.
+func TestPlain(t *testing.T) {
+	for q, want := range map[string]string{
+		`INSERT INTO t VALUES (?1, ?2, 'a?3', ?3)`:      `INSERT INTO t VALUES (?, ?, 'a?3', ?)`,
+		`INSERT INTO t VALUES ($1, $2), ($3, $4)`:       `INSERT INTO t VALUES (?, ?), (?, ?)`,
+		`SELECT * FROM t WHERE a = ?1 AND b = ?1`:       `SELECT * FROM t WHERE a = ?1 AND b = ?1`,
+		`SELECT * FROM t WHERE a = ?2 AND b = ?1`:       `SELECT * FROM t WHERE a = ?2 AND b = ?1`,
+		`SELECT * FROM t WHERE a = ? AND b = ?2`:        `SELECT * FROM t WHERE a = ? AND b = ?2`,
+		`SELECT '$1', x$ FROM t WHERE a = ?1`:           `SELECT '$1', x$ FROM t WHERE a = ?`,
+		`SELECT 1`:                                      `SELECT 1`,
+		`UPDATE t SET a = CASE WHEN a < ?2 THEN ?2 END`: `UPDATE t SET a = CASE WHEN a < ?2 THEN ?2 END`,
+	} {
+		if got := Plain(q); got != want {
+			t.Errorf("Plain(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

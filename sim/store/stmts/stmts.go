@@ -6,6 +6,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+
+	"idemlab/sim/store/pgsql"
 )
 
 // MaxCached bounds the statements a cache keeps: the lab's statements are
@@ -72,7 +74,7 @@ func (c *Cache) PrepareWanted(ctx context.Context) {
 	clear(c.wanted)
 	c.mu.Unlock()
 	for _, q := range qs {
-		st, err := c.db.PrepareContext(ctx, q)
+		st, err := c.db.PrepareContext(ctx, pgsql.Plain(q)) // bound by place, not by name
 		if err != nil {
 			continue // it runs unprepared, and says its error there
 		}
