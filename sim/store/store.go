@@ -166,7 +166,7 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows
 // run it often (Tx.Stmt): SQLite compiles each statement anew otherwise,
 // and on the charge path compiling costs more than writing.
 func (s *Store) Prepare(ctx context.Context, query string) (*Stmt, error) {
-	st, err := s.w.PrepareContext(ctx, s.plain(query))
+	st, err := s.w.PrepareContext(ctx, plain(s, query))
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare %q: %w", query, err)
 	}
@@ -175,16 +175,16 @@ func (s *Store) Prepare(ctx context.Context, query string) (*Stmt, error) {
 
 // PrepareRead prepares a statement of the readers.
 func (s *Store) PrepareRead(ctx context.Context, query string) (*Stmt, error) {
-	st, err := s.r.PrepareContext(ctx, s.plain(query))
+	st, err := s.r.PrepareContext(ctx, plain(s, query))
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare %q: %w", query, err)
 	}
 	return &Stmt{st: st, read: true}, nil
 }
 
-// plain is query as SQLite binds it fastest (pgsql.Plain); as it is on
-// PostgreSQL, whose driver rebinds it.
-func (s *Store) plain(query string) string {
+// plain is query as s's SQLite binds it fastest (pgsql.Plain); as it is
+// on PostgreSQL, whose driver rebinds it.
+func plain(s *Store, query string) string {
 	if s.pool != nil {
 		return query
 	}
