@@ -54,6 +54,9 @@ func TestBrowsersGetErrorPages(t *testing.T) {
 				if got := r.Header.Get("Retry-After"); (got != "") != tc.retryAfter {
 					t.Errorf("Retry-After %q", got)
 				}
+				if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || r.Header.Get("Referrer-Policy") == "" {
+					t.Errorf("Content-Security-Policy %q, Referrer-Policy %q: want a page's, whatever its address", csp, r.Header.Get("Referrer-Policy"))
+				}
 				doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(r.Body)))
 				if err != nil {
 					t.Fatal(err)

@@ -98,3 +98,24 @@ func TestStaticFilesCached(t *testing.T) {
 		t.Errorf("HEAD %s: %d, ETag %q, %d bytes", links[0], r.Status, r.Header.Get("ETag"), len(r.Body))
 	}
 }
+
+// The API's answers carry the policies that mean something to a response
+// no browser renders as a page: nothing allowed, nosniff, no framing; the
+// pages' others (referrer, opener, permissions) are left to the pages.
+func TestAPIAnswersCarryTheAPIsPolicy(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	prefix := s.newLab(`{"protection":"replay"}`)
+	for _, r := range []response{
+		s.must(http.StatusOK, "GET", prefix+"/settings", ""),
+		s.must(http.StatusCreated, "POST", prefix+"/charges", `{"order_id":"o-1","amount":100}`, "Idempotency-Key", "k-1"),
+		s.do("GET", "/api/v1/labs/AAAAAAAAAAAAAAAAAAAAAA/settings", ""),
+	} {
+		if got := r.Header.Get("Content-Security-Policy"); got != "default-src 'none'; frame-ancestors 'none'" {
+			t.Errorf("%d %s: Content-Security-Policy %q, want the API's", r.Status, r.Header.Get("Content-Type"), got)
+		}
+		if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("X-Frame-Options") != "DENY" || r.Header.Get("Referrer-Policy") != "" {
+			t.Errorf("%d: headers %v", r.Status, r.Header)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func errorPage(c echo.Context, p *Problem) error {
 	r := c.Request()
 	ctx := views.WithLang(r.Context(), pageLang(c))
 	c.SetRequest(r.WithContext(ctx))
+	setHeaders(c.Response().Header(), pageHeaders[:]) // a page, whatever its address
 	addVary(c.Response().Header(), "Accept-Language")
 	if r.Method == http.MethodHead {
 		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)

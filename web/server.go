@@ -131,22 +131,44 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 
 // secureHeaders sets the headers every answer carries: a strict
 // Content-Security-Policy (no inline script or style) and the usual others.
+// The API's answers (JSON, /api/) carry those that mean something to a
+// response no browser renders as a page: a policy that allows nothing,
+// nosniff, and no framing. A page shown for an API address (an error
+// page, errorPage) takes the pages' set.
 func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Response().Header()
-		for _, kv := range securityHeaders {
-			h[kv.name] = kv.value // shared, never written to: Set or Add on it makes a new slice
+		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			setHeaders(c.Response().Header(), apiHeaders[:])
+		} else {
+			setHeaders(c.Response().Header(), pageHeaders[:])
 		}
 		return next(c)
 	}
 }
 
-// securityHeaders go with every answer; their values are made once, not
-// for each request (canonical names, one value each).
-var securityHeaders = [...]struct {
+// header is a header's canonical name and its one value, made once, not
+// for each request.
+type header struct {
 	name  string
 	value []string
-}{
+}
+
+// setHeaders sets hs in h. The values are shared, never written to: Set
+// or Add on one makes a new slice.
+func setHeaders(h http.Header, hs []header) {
+	for _, kv := range hs {
+		h[kv.name] = kv.value
+	}
+}
+
+var apiHeaders = [...]header{
+	{"Content-Security-Policy", []string{"default-src 'none'; frame-ancestors 'none'"}},
+	{"X-Content-Type-Options", []string{"nosniff"}},
+	{"X-Frame-Options", []string{"DENY"}},
+}
+
+// pageHeaders go with every page and every other answer.
+var pageHeaders = [...]header{
 	{"Content-Security-Policy", []string{"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"}},
 	{"X-Content-Type-Options", []string{"nosniff"}},
 	{"X-Frame-Options", []string{"DENY"}},
