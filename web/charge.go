@@ -120,6 +120,8 @@ func chargeAnswer(c echo.Context, h *house.House, l *labs.Lab, ch sim.Charge, re
 	case res.Replay != nil:
 		st = *res.Replay
 		hd[api.HeaderReplayed] = replayedTrue
+	case res.Answer != nil:
+		st = *res.Answer
 	case res.Payment != nil:
 		st = api.Charged(l.ID, *res.Payment)
 	default:

@@ -26,6 +26,7 @@ type Result struct {
 	Outcome sim.Outcome
 	Payment *sim.Payment // the new payment (charged)
 	Replay  *sim.Stored  // the first answer, to send again (replayed)
+	Answer  *sim.Stored  // the new payment's answer, as replay stored it (charged); nil: made by the caller
 	Queued  bool         // the new payment's message waits in the outbox (notify queue)
 }
 

@@ -64,8 +64,8 @@ func (rp replay) atOnce(ctx context.Context, l *labs.Lab, c sim.Charge, s sim.Se
 		if err != nil {
 			return err
 		}
-		res = charged(p)
-		return claim.TakeDone(tx, fp, lock, api.Charged(l.ID, *p))
+		res = answered(l, p)
+		return claim.TakeDone(tx, fp, lock, *res.Answer)
 	})
 	if !errors.Is(err, idempotency.ErrTaken) {
 		return res, err
@@ -140,9 +140,15 @@ func (rp replay) complete(ctx context.Context, tx *store.Tx, l *labs.Lab, c sim.
 	if err != nil {
 		return err
 	}
-	*res = charged(p)
-	err = claim.Complete(tx, api.Charged(l.ID, *p))
-	return err
+	*res = answered(l, p)
+	return claim.Complete(tx, *res.Answer)
+}
+
+// answered is a new payment's result with its answer, the one the claim
+// stores and the request is sent: made once.
+func answered(l *labs.Lab, p *sim.Payment) Result {
+	a := api.Charged(l.ID, *p)
+	return Result{Outcome: sim.OutcomeCharged, Payment: p, Answer: &a}
 }
 
 // The statements of replay's claim and answer, as a stepped race's log
