@@ -142,10 +142,14 @@ WHERE lab_id = ? AND scope = ? AND created_at >= 0 ORDER BY created_at DESC LIMI
 	return out, rows.Err()
 }
 
+// SQLUniqueKeys is the newest keys the UNIQUE column of a lab's payments
+// holds: read through the index of the payments that have one (migration
+// 9), whatever the lab's history.
+const SQLUniqueKeys = `SELECT dedup_key FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER BY n DESC LIMIT ?`
+
 // unique lists the keys the UNIQUE column of the lab's payments holds.
 func (k *Keys) unique(ctx context.Context, l *labs.Lab, most int, out []sim.KeyInfo) ([]sim.KeyInfo, error) {
-	rows, err := k.store.Query(ctx, `
-SELECT dedup_key FROM payments WHERE lab_id = ? AND dedup_key IS NOT NULL ORDER BY n DESC LIMIT ?`, l.ID, most)
+	rows, err := k.store.Query(ctx, SQLUniqueKeys, l.ID, most)
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", l.ID, err)
 	}

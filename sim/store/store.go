@@ -205,6 +205,16 @@ func (st *Stmt) QueryRow(ctx context.Context, args ...any) *sql.Row {
 // Postgres reports whether the database is PostgreSQL.
 func (s *Store) Postgres() bool { return s.pool != nil }
 
+// IndexedBy is the clause that has SQLite read a table through index, for
+// a query whose partial index the planner, without statistics, would pass
+// over for the primary key; "" on PostgreSQL, whose planner has them.
+func IndexedBy(s *Store, index string) string {
+	if s.Postgres() {
+		return ""
+	}
+	return " INDEXED BY " + index
+}
+
 // Health checks that the ledger can be written: one small write through
 // the writer, within ctx.
 func (s *Store) Health(ctx context.Context, now time.Time) error {
