@@ -36,6 +36,7 @@ type RetryWait struct {
 	Of    int
 	Delay time.Duration
 	Busy  bool // the server had no room for it: the loop ends here
+	Spent bool // the client's retry budget allowed it not: the loop ends here
 }
 
 // Event is one thing that happened in a lab, for live views and logs.

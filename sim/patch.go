@@ -10,6 +10,7 @@ type SettingsPatch struct {
 	KeyStrategy     *KeyStrategy   `json:"key_strategy"`
 	Network         *Fate          `json:"network"`
 	Retry           *RetryPatch    `json:"retry"`
+	CapacityRPS     *int           `json:"capacity_rps"`
 	ClientTimeoutMS *int           `json:"client_timeout_ms"`
 	ServerDelayMS   *int           `json:"server_delay_ms"`
 	CheckGapMS      *int           `json:"check_gap_ms"`
@@ -33,6 +34,12 @@ type RetryPatch struct {
 	BaseMS      *int    `json:"base_ms"`
 	CapMS       *int    `json:"cap_ms"`
 	Jitter      *Jitter `json:"jitter"`
+
+	Budget            *Budget  `json:"budget"`
+	MaxTokens         *int     `json:"max_tokens"`
+	TokenRatio        *float64 `json:"token_ratio"`
+	BudgetPercent     *int     `json:"budget_percent"`
+	RespectRetryAfter *bool    `json:"respect_retry_after"`
 }
 
 // Apply returns s with the patch merged in, or an EInvalid error naming every
@@ -47,7 +54,13 @@ func (s Settings) Apply(p SettingsPatch) (Settings, error) {
 		set(&s.Retry.BaseMS, p.Retry.BaseMS)
 		set(&s.Retry.CapMS, p.Retry.CapMS)
 		set(&s.Retry.Jitter, p.Retry.Jitter)
+		set(&s.Retry.Budget, p.Retry.Budget)
+		set(&s.Retry.MaxTokens, p.Retry.MaxTokens)
+		set(&s.Retry.TokenRatio, p.Retry.TokenRatio)
+		set(&s.Retry.BudgetPercent, p.Retry.BudgetPercent)
+		set(&s.Retry.RespectRetryAfter, p.Retry.RespectRetryAfter)
 	}
+	set(&s.CapacityRPS, p.CapacityRPS)
 	set(&s.ClientTimeoutMS, p.ClientTimeoutMS)
 	set(&s.ServerDelayMS, p.ServerDelayMS)
 	set(&s.CheckGapMS, p.CheckGapMS)
@@ -98,6 +111,13 @@ func (s Settings) Validate() error {
 		fs = append(fs, Broke("retry.cap_ms", "not-below", "retry.base_ms"))
 	}
 	oneOf("retry.jitter", string(s.Retry.Jitter), Names(Jitters))
+	oneOf("retry.budget", string(s.Retry.Budget), Names(Budgets))
+	between("retry.max_tokens", int64(s.Retry.MaxTokens))
+	if r := s.Retry.TokenRatio; !(r >= MinTokenRatio && r <= 1) { // NaN too
+		fs = append(fs, Broke("retry.token_ratio", "range-decimal", MinTokenRatio, 1.0))
+	}
+	between("retry.budget_percent", int64(s.Retry.BudgetPercent))
+	between("capacity_rps", int64(s.CapacityRPS))
 	between("client_timeout_ms", int64(s.ClientTimeoutMS))
 	between("server_delay_ms", int64(s.ServerDelayMS))
 	between("check_gap_ms", int64(s.CheckGapMS))
@@ -117,6 +137,10 @@ func (s Settings) Validate() error {
 	return nil
 }
 
+// MinTokenRatio is the least a token bucket's answer gives back (gRPC
+// keeps three decimals).
+const MinTokenRatio = 0.001
+
 // SettingRange is the range of a whole-number setting, named as the
 // errors name it (retry.max_attempts); ok is false for any other field.
 func SettingRange(field string) (lo, hi int64, ok bool) {
@@ -127,6 +151,9 @@ func SettingRange(field string) (lo, hi int64, ok bool) {
 		{"retry.max_attempts", 1, 10},
 		{"retry.base_ms", 1, 10_000},
 		{"retry.cap_ms", 1, 60_000},
+		{"retry.max_tokens", 1, 1000},
+		{"retry.budget_percent", 1, 100},
+		{"capacity_rps", 0, 100_000},
 		{"client_timeout_ms", 50, 60_000},
 		{"server_delay_ms", 0, 30_000},
 		{"check_gap_ms", 0, 10_000},

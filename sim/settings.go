@@ -135,6 +135,21 @@ const (
 	RetryAuto   = "auto"
 )
 
+// Budget is what bounds a client's retries beside its attempts: none, a
+// token bucket of its answers (gRPC's retry throttling), or a share of its
+// recent first tries (Envoy's and Finagle's retry budgets); sim/budget.
+type Budget string
+
+// The retry budgets.
+const (
+	BudgetNone        Budget = "none"
+	BudgetTokenBucket Budget = "token-bucket"
+	BudgetRatio       Budget = "ratio"
+)
+
+// Budgets lists every retry budget.
+var Budgets = []Budget{BudgetNone, BudgetTokenBucket, BudgetRatio}
+
 // RetryPolicy is how the simulated client retries an attempt that got no
 // usable answer.
 type RetryPolicy struct {
@@ -143,6 +158,14 @@ type RetryPolicy struct {
 	BaseMS      int    `json:"base_ms"`
 	CapMS       int    `json:"cap_ms"`
 	Jitter      Jitter `json:"jitter"`
+
+	Budget        Budget  `json:"budget"`
+	MaxTokens     int     `json:"max_tokens"`     // token-bucket: the bucket's size
+	TokenRatio    float64 `json:"token_ratio"`    // token-bucket: what an answer that needs no retry gives back
+	BudgetPercent int     `json:"budget_percent"` // ratio: retries at most this share of the first tries
+	// RespectRetryAfter has a retry wait at least what the server's
+	// Retry-After asked (up to cap_ms); false: the backoff alone.
+	RespectRetryAfter bool `json:"respect_retry_after"`
 }
 
 // Settings is a lab's configuration. Every field takes effect at once.
@@ -151,6 +174,7 @@ type Settings struct {
 	KeyStrategy     KeyStrategy `json:"key_strategy"`
 	Network         Fate        `json:"network"` // fate of every new attempt until changed
 	Retry           RetryPolicy `json:"retry"`
+	CapacityRPS     int         `json:"capacity_rps"` // charges the server admits a second; 0: any number
 	ClientTimeoutMS int         `json:"client_timeout_ms"`
 	ServerDelayMS   int         `json:"server_delay_ms"` // work inside the charge, before the commit
 	CheckGapMS      int         `json:"check_gap_ms"`    // pause between SELECT and INSERT
@@ -173,10 +197,11 @@ type Settings struct {
 // protection and no key, so the first lost answer shows the double charge.
 func DefaultSettings() Settings {
 	return Settings{
-		Protection:      ProtectNone,
-		KeyStrategy:     KeyNone,
-		Network:         FateOK,
-		Retry:           RetryPolicy{Mode: RetryManual, MaxAttempts: 4, BaseMS: 200, CapMS: 2000, Jitter: JitterFull},
+		Protection:  ProtectNone,
+		KeyStrategy: KeyNone,
+		Network:     FateOK,
+		Retry: RetryPolicy{Mode: RetryManual, MaxAttempts: 4, BaseMS: 200, CapMS: 2000, Jitter: JitterFull,
+			Budget: BudgetNone, MaxTokens: 10, TokenRatio: 0.1, BudgetPercent: 20, RespectRetryAfter: true},
 		ClientTimeoutMS: 1000,
 		ServerDelayMS:   0,
 		CheckGapMS:      100,

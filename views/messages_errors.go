@@ -22,6 +22,7 @@ var errorMessages = map[string]message{
 	"err.max-labs":         {"The server holds as many labs as it may (%d); a lab unused for %d h is removed.", "На сервере уже столько лабораторий, сколько он может держать (%d); лаборатория, которой не пользуются %d ч, удаляется."},
 	"err.max-inflight":     {"The server has as many simulated requests in flight as it may (%d); try again in a moment.", "У сервера уже столько имитируемых запросов в пути, сколько он допускает (%d); повторите через мгновение."},
 	"err.max-inflight-lab": {"This lab has as many simulated requests in flight as one lab may (%d); try again in a moment.", "У этой лаборатории уже столько имитируемых запросов в пути, сколько допускается одной лаборатории (%d); повторите через мгновение."},
+	"err.capacity":         {"The lab's server takes %d charges a second (capacity_rps), and this one came past them: nothing was charged; try again after Retry-After.", "Сервер лаборатории принимает %d списаний в секунду (capacity_rps), и это пришло сверх них: ничего не списано; повторите после Retry-After."},
 	"err.max-requests":     {"The server is working on as many requests as it may (%d); try again in a moment.", "Сервер уже обрабатывает столько запросов, сколько может (%d); повторите через мгновение."},
 	"err.max-streams":      {"The server has as many live pages open as it may (%d); the page will try again.", "На сервере открыто столько живых страниц, сколько он допускает (%d); страница попробует снова."},
 
@@ -29,6 +30,7 @@ var errorMessages = map[string]message{
 	"rule.one-of":           {"must be one of %s", "должно быть одним из: %s"},
 	"rule.postgres-only":    {"needs the lab on PostgreSQL (-db postgres://…)", "нужна лаборатория на PostgreSQL (-db postgres://…)"},
 	"rule.range":            {"must be an integer from %d to %d", "должно быть целым числом от %d до %d"},
+	"rule.range-decimal":    {"must be a number from %g to %g", "должно быть числом от %g до %g"},
 	"rule.not-below":        {"must not be less than %s", "не должно быть меньше, чем %s"},
 	"rule.length":           {"must be %d to %d characters long", "должно быть длиной от %d до %d символов"},
 	"rule.order-chars":      {"may contain only letters A–Z and a–z, digits and . _ : -", "может содержать только латинские буквы, цифры и . _ : -"},

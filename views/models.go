@@ -104,6 +104,11 @@ type SettingsView struct {
 	AutoRetry                        bool
 	MaxAttempts, BaseMS, CapMS       int
 	Jitter                           string
+	Budget                           string  // the retry budget: none, token-bucket, ratio
+	MaxTokens, BudgetPercent         int     // token-bucket's size, ratio's share
+	TokenRatio                       float64 // what token-bucket gives back an answer that needs no retry
+	RespectRetryAfter                bool
+	CapacityRPS                      int // the server's charges a second, 0: any
 	ClientTimeoutMS                  int
 	ServerDelayMS, CheckGapMS        int
 	Isolation                        string // of check-then-insert's transaction (PostgreSQL)

@@ -181,6 +181,9 @@ func TestBrowserDockSwitchesInPlace(t *testing.T) {
 				if tab == "settings" && size[1] == 720 {
 					l.axe(axeSource(t), at+", the Settings panel open")
 				}
+				if tab == "settings" && size[0] != 1440 {
+					l.shoot(dir, fmt.Sprintf("dock-settings-open-%s-%dx%d.png", lang, size[0], size[1]))
+				}
 				for _, miss := range l.offScreen() {
 					t.Errorf("%s, with %s open: %s", at, tab, miss)
 				}

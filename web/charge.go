@@ -60,6 +60,12 @@ func fieldsOf(err error) []sim.FieldError {
 // handleCharge is the protected endpoint: the server the lessons are about.
 func handleCharge(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		l := labOf(c)
+		if rps := l.Settings().CapacityRPS; rps > 0 { // the server's capacity: past it, nothing is read
+			if ok, wait := l.Capacity().Admit(h.Clock.Now(), rps); !ok {
+				return sim.Busy("capacity", wait, "capacity", rps)
+			}
+		}
 		var body chargeBody
 		if err := decodeCharge(c, &body); err != nil {
 			return err
@@ -82,7 +88,6 @@ func handleCharge(h *house.House) echo.HandlerFunc {
 		}
 		ch.Key = key
 		ch.Direct = c.Request().Header.Get(api.HeaderAttempt) == ""
-		l := labOf(c)
 		ctx := c.Request().Context()
 		if token := c.Request().Header.Get(api.HeaderStepped); token != "" {
 			steps, err := h.Stepped.Racer(ctx, token, l.ID)

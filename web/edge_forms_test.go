@@ -57,3 +57,35 @@ func TestFormFieldsSentOnce(t *testing.T) {
 		t.Errorf("a good htmx charge with ?lang: %d %.200s", resp.StatusCode, body)
 	}
 }
+
+// The page's settings carry the server's capacity and the client's retry
+// budget: each field the page shows sets its setting, the Retry-After
+// switch is off when the form shows it unchecked, and a ratio that is no
+// number is refused naming its field.
+func TestSettingsFormSetsCapacityAndBudget(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	p, doc := openPage(t, s, "")
+	for _, name := range []string{"capacity_rps", "budget", "max_tokens", "token_ratio", "budget_percent", "respect_retry_after", "respect_retry_after_shown"} {
+		if doc.Find(`[name="`+name+`"][form="settings-form"]`).Length() != 1 {
+			t.Errorf("the page has no settings field %s", name)
+		}
+	}
+	form := url.Values{"capacity_rps": {"250"}, "budget": {"ratio"}, "max_tokens": {"40"}, "token_ratio": {"0.25"},
+		"budget_percent": {"10"}, "respect_retry_after_shown": {"1"}}
+	if resp, body := p.post(p.path+"/settings", form, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the settings form: %d %.300s", resp.StatusCode, body)
+	}
+	got := s.must(http.StatusOK, "GET", apiOf(p)+"/settings", "").JSON(t)
+	retry := got["retry"].(map[string]any)
+	if got["capacity_rps"] != float64(250) || retry["budget"] != "ratio" || retry["max_tokens"] != float64(40) ||
+		retry["token_ratio"] != 0.25 || retry["budget_percent"] != float64(10) || retry["respect_retry_after"] != false {
+		t.Errorf("settings after the form: %v", got)
+	}
+	if resp, body := p.post(p.path+"/settings", url.Values{"token_ratio": {"a-lot"}}, true); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "token_ratio") {
+		t.Errorf("a ratio that is no number: %d %.300s; want 422 naming token_ratio", resp.StatusCode, body)
+	}
+	if r := s.must(http.StatusOK, "GET", apiOf(p)+"/settings", "").JSON(t)["retry"].(map[string]any)["token_ratio"]; r != 0.25 {
+		t.Errorf("token_ratio %v after a refused form, want 0.25 as it was", r)
+	}
+}

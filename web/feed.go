@@ -25,6 +25,8 @@ func retryProgress(r *sim.RetryWait) views.Msg {
 		return views.Msg{}
 	case r.Busy:
 		return views.M("log.progress.busy", r.Next, r.Of)
+	case r.Spent:
+		return views.M("log.progress.spent", r.Next, r.Of)
 	}
 	return views.M("log.progress", r.Next, r.Of, r.Delay.Milliseconds())
 }

@@ -142,6 +142,8 @@ func settingsView(s sim.Settings) views.SettingsView {
 		ServerFault: string(s.ServerFault), Isolation: string(s.Isolation),
 		Notify: string(s.Notify), Delivery: string(s.Delivery), ConsumerDedup: string(s.ConsumerDedup),
 		PublishDedup: s.PublishDedup, AckWaitMS: s.AckWaitMS, Language: s.Language,
+		Budget: string(s.Retry.Budget), MaxTokens: s.Retry.MaxTokens, BudgetPercent: s.Retry.BudgetPercent,
+		TokenRatio: s.Retry.TokenRatio, RespectRetryAfter: s.Retry.RespectRetryAfter, CapacityRPS: s.CapacityRPS,
 	}
 }
 

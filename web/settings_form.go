@@ -39,6 +39,7 @@ var formText = []struct {
 	{"key_strategy", func(p *sim.SettingsPatch, v string) { p.KeyStrategy = ptr(sim.KeyStrategy(v)) }},
 	{"network", func(p *sim.SettingsPatch, v string) { p.Network = ptr(sim.Fate(v)) }},
 	{"jitter", func(p *sim.SettingsPatch, v string) { p.Retry.Jitter = ptr(sim.Jitter(v)) }},
+	{"budget", func(p *sim.SettingsPatch, v string) { p.Retry.Budget = ptr(sim.Budget(v)) }},
 	{"server_fault", func(p *sim.SettingsPatch, v string) { p.ServerFault = ptr(sim.ServerFault(v)) }},
 	{"isolation", func(p *sim.SettingsPatch, v string) { p.Isolation = ptr(sim.Isolation(v)) }},
 	{"notify", func(p *sim.SettingsPatch, v string) { p.Notify = ptr(sim.Notify(v)) }},
@@ -60,6 +61,9 @@ var formNumbers = []struct {
 	{"server_delay_ms", func(p *sim.SettingsPatch, n int) { p.ServerDelayMS = &n }},
 	{"check_gap_ms", func(p *sim.SettingsPatch, n int) { p.CheckGapMS = &n }},
 	{"ack_wait_ms", func(p *sim.SettingsPatch, n int) { p.AckWaitMS = &n }},
+	{"max_tokens", func(p *sim.SettingsPatch, n int) { p.Retry.MaxTokens = &n }},
+	{"budget_percent", func(p *sim.SettingsPatch, n int) { p.Retry.BudgetPercent = &n }},
+	{"capacity_rps", func(p *sim.SettingsPatch, n int) { p.CapacityRPS = &n }},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -101,9 +105,20 @@ func settingsPatch(c echo.Context) (sim.SettingsPatch, error) {
 		}
 		f.set(&p, n)
 	}
+	if v, ok := sent("token_ratio"); ok {
+		if r, err := strconv.ParseFloat(v, 64); err == nil {
+			p.Retry.TokenRatio = &r
+		} else {
+			fs = append(fs, sim.Broke("token_ratio", "range-decimal", sim.MinTokenRatio, 1.0))
+		}
+	}
 	if _, ok := sent("publish_dedup_shown"); ok { // the switch is on this form: unchecked sends nothing
 		_, on := sent("publish_dedup")
 		p.PublishDedup = &on
+	}
+	if _, ok := sent("respect_retry_after_shown"); ok {
+		_, on := sent("respect_retry_after")
+		p.Retry.RespectRetryAfter = &on
 	}
 	if len(fs) > 0 {
 		return p, sim.Invalid(fs...)

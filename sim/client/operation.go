@@ -124,20 +124,32 @@ func (c *Client) run(ctx context.Context, l *labs.Lab, op *sim.Operation, fate s
 		tries = s.Retry.MaxAttempts
 	}
 	prev := time.Duration(s.Retry.BaseMS) * time.Millisecond
+	budget := l.Retries()
 	for k := 1; ; k++ {
 		as, err := c.begin(ctx, l, op, withKey, fate)
 		if err != nil {
 			return err
 		}
+		if k == 1 && as.a.N == 1 {
+			budget.First(c.Clock.Now(), s.Retry)
+		} else if k == 1 { // a person's retry goes whatever the budget, and counts
+			budget.Retry(c.Clock.Now(), s.Retry, true)
+		}
 		status, after, err := c.send(ctx, l, as, time.Duration(s.ClientTimeoutMS)*time.Millisecond, g)
 		s = l.Settings()
+		budget.Answered(s.Retry, sim.Retryable(status, err))
 		if !sim.Retryable(status, err) || k >= tries || s.Retry.Mode != sim.RetryAuto || ctx.Err() != nil {
+			return nil
+		}
+		if !budget.Retry(c.Clock.Now(), s.Retry, false) {
+			c.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventRetry, Operation: op, Retry: &sim.RetryWait{Next: k + 1, Of: tries, Spent: true}})
 			return nil
 		}
 		wait := s.Retry.Backoff(k, prev, mrand.New(draws(s.Seed, op.Seq, as.a.N, drawBackoff)))
 		prev = wait
-		// Retry-After is honoured, up to the policy's cap.
-		wait = max(wait, min(after, time.Duration(s.Retry.CapMS)*time.Millisecond))
+		if s.Retry.RespectRetryAfter { // up to the policy's cap
+			wait = max(wait, min(after, time.Duration(s.Retry.CapMS)*time.Millisecond))
+		}
 		c.Bus.Publish(sim.Event{Lab: l.ID, Kind: sim.EventRetry, Operation: op, Retry: &sim.RetryWait{Next: k + 1, Of: tries, Delay: wait}})
 		if clock.Sleep(ctx, c.Clock, wait) != nil {
 			return nil

@@ -29,6 +29,10 @@ func TestAutoRetry(t *testing.T) {
 		max       int
 		base, cap int // ms
 		waits     []time.Duration
+		// the retry budget (none unless set), and Retry-After ignored
+		budget          sim.Budget
+		tokens, percent int
+		ignoreAfter     bool
 	}{
 		{name: "backoff doubles to the cap", answers: []answer{{status: 503}, {status: 503}, {status: 503}, {status: 503}, {status: 201}},
 			max: 5, base: 100, cap: 300, waits: []time.Duration{100 * ms, 200 * ms, 300 * ms, 300 * ms}},
@@ -46,6 +50,12 @@ func TestAutoRetry(t *testing.T) {
 			max: 5, base: 100, cap: 500, waits: []time.Duration{500 * ms, 500 * ms}},
 		{name: "the backoff when longer than Retry-After", answers: []answer{{status: 503}, {status: 503}, {status: 409, retryAfter: 1}, {status: 201}},
 			max: 5, base: 600, cap: 5000, waits: []time.Duration{600 * ms, 1200 * ms, 2400 * ms}},
+		{name: "Retry-After not respected", answers: []answer{{status: 503, retryAfter: 1}, {status: 201}},
+			max: 5, base: 100, cap: 2000, waits: []time.Duration{100 * ms}, ignoreAfter: true},
+		{name: "a token bucket spent", answers: []answer{{status: 503}}, budget: sim.BudgetTokenBucket, tokens: 4,
+			max: 10, base: 100, cap: 1000, waits: []time.Duration{100 * ms}}, // 4 tokens: one failure leaves 3, two leave 2, not above half
+		{name: "a ratio budget spent", answers: []answer{{status: 503}}, budget: sim.BudgetRatio, percent: 100,
+			max: 10, base: 100, cap: 1000, waits: []time.Duration{100 * ms}}, // one first try: one retry
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := clock.NewFake(start)
@@ -55,7 +65,8 @@ func TestAutoRetry(t *testing.T) {
 				if tc.network != "" {
 					s.Network = tc.network
 				}
-				s.Retry = sim.RetryPolicy{Mode: sim.RetryAuto, MaxAttempts: tc.max, BaseMS: tc.base, CapMS: tc.cap, Jitter: sim.JitterNone}
+				s.Retry.Mode, s.Retry.MaxAttempts, s.Retry.BaseMS, s.Retry.CapMS, s.Retry.Jitter = sim.RetryAuto, tc.max, tc.base, tc.cap, sim.JitterNone
+				budgeted(&s.Retry, tc.budget, tc.tokens, tc.percent, !tc.ignoreAfter)
 			})
 			sub := g.bus.Subscribe(1024)
 			defer sub.Close()
@@ -66,6 +77,11 @@ func TestAutoRetry(t *testing.T) {
 				t.Fatalf("start: %v", end.err)
 			}
 			op := end.op
+			if tc.budget != "" {
+				if ev := next(t, sub, sim.EventRetry); ev.Retry == nil || !ev.Retry.Spent {
+					t.Errorf("the loop's end announced %+v, want the budget spent", ev.Retry)
+				}
+			}
 			if diff := cmp.Diff(tc.waits, delays); diff != "" {
 				t.Errorf("the retries announced waits (-want +got):\n%s", diff)
 			}
@@ -80,6 +96,21 @@ func TestAutoRetry(t *testing.T) {
 				t.Errorf("%d attempts, want %d", len(op.Attempts), len(tc.waits)+1)
 			}
 		})
+	}
+}
+
+// budgeted sets p's retry budget (its default where zero) and whether it
+// respects Retry-After.
+func budgeted(p *sim.RetryPolicy, b sim.Budget, tokens, percent int, respect bool) {
+	p.RespectRetryAfter = respect
+	if b != "" {
+		p.Budget = b
+	}
+	if tokens > 0 {
+		p.MaxTokens = tokens
+	}
+	if percent > 0 {
+		p.BudgetPercent = percent
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/budget"
 )
 
 // The kinds of labs.
@@ -45,7 +46,16 @@ type Lab struct {
 	touched  atomic.Int64 // unix ms of touched_at as last written
 	active   atomic.Int32 // operations running: a lab in use never leaves memory
 	inFlight slots        // simulated requests of this lab in flight
+
+	capacity budget.Capacity // its server's charges a second (capacity_rps)
+	retries  budget.Retries  // its client's retry budget
 }
+
+// Capacity is the limiter of the lab's charge endpoint.
+func (l *Lab) Capacity() *budget.Capacity { return &l.capacity }
+
+// Retries is the retry budget of the lab's client.
+func (l *Lab) Retries() *budget.Retries { return &l.retries }
 
 // State is a lab's settings and lesson as of one revision.
 type State struct {
