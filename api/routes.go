@@ -34,6 +34,8 @@ const (
 	RouteSteppedOne = RouteStepped + "/:race"
 	RouteStep       = RouteSteppedOne + "/step"
 	RouteStepRun    = RouteSteppedOne + "/run"
+	RouteStorms     = RouteLab + "/storms"
+	RouteStorm      = RouteStorms + "/:storm"
 	RouteCompare    = Prefix + "/compare"
 	RouteComparison = RouteCompare + "/:id"
 )
@@ -58,6 +60,9 @@ func LabPath(lab string) string { return RouteLabs + "/" + lab }
 
 // SteppedPath is the API path of a lab's stepped race.
 func SteppedPath(lab, race string) string { return LabPath(lab) + "/stepped-races/" + race }
+
+// StormPath is the API path of a lab's storm.
+func StormPath(lab, storm string) string { return LabPath(lab) + "/storms/" + storm }
 
 // ChargesPath is the protected endpoint of a lab.
 func ChargesPath(lab string) string { return LabPath(lab) + "/charges" }

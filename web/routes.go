@@ -90,6 +90,8 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteStepRun, handleSteppedRace(h.Stepped.Run), lab, once)
 	e.DELETE(api.RouteSteppedOne, handleSteppedRace(h.Stepped.Abort), lab)
 	addClassRoutes(e, root, h, hub, limit, once)
+	e.POST(api.RouteStorms, handleStormStart(h), lab, once)
+	get(root, api.RouteStorm, handleStormGet(h), lab)
 }
 
 // addClassRoutes maps a class's routes: the teacher's forms and API on the

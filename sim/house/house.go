@@ -15,6 +15,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/class"
 	"idemlab/sim/client"
+	"idemlab/sim/client/storm"
 	"idemlab/sim/clock"
 	"idemlab/sim/cluster"
 	"idemlab/sim/compare"
@@ -67,6 +68,7 @@ type House struct {
 	Classes   *class.Classes
 	Stepped   *stepped.Races
 	Compare   *compare.Comparisons
+	Storms    *storm.Storms
 
 	// DB follows the database's outages: logged once each, by whoever
 	// meets one first (a charge, /healthz).
@@ -138,6 +140,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	cc := cfg.Client
 	cc.Store, cc.Labs, cc.Bus, cc.Clock, cc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
 	h.Client = client.New(cc)
+	h.Storms = storm.New(storm.Config{BaseURL: cc.BaseURL, Transport: cc.Transport, Store: h.Store, Labs: h.Labs, Log: h.log})
 	h.Orders = orders.New(h.Store, h.Labs, h.Bus, h.Clock)
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
 	h.Stepped = stepped.New(stepped.Config{Store: h.Store, Labs: h.Labs, Client: h.Client, Bus: h.Bus, Clock: h.Clock, Log: h.log})
@@ -182,6 +185,9 @@ func (h *House) Stop() {
 	if h.Stepped != nil {
 		h.Stepped.Close()
 	}
+	if h.Storms != nil {
+		h.Storms.Close()
+	}
 	if h.Client != nil {
 		h.Client.Stop()
 	}
@@ -194,6 +200,9 @@ func (h *House) Stop() {
 func (h *House) Close() {
 	if h.Stepped != nil {
 		h.Stepped.Close()
+	}
+	if h.Storms != nil {
+		h.Storms.Close()
 	}
 	if h.Client != nil {
 		h.Client.Close()

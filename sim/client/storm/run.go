@@ -1,0 +1,238 @@
+package storm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"idemlab/api"
+	"idemlab/sim"
+	"idemlab/sim/budget"
+	"idemlab/sim/client"
+	"idemlab/sim/labs"
+)
+
+// Storm is one storm of one lab.
+type Storm struct {
+	ID  string
+	Lab string
+	Req Request
+
+	s       *Storms
+	l       *labs.Lab
+	rec     *record
+	sent    sync.Mutex // counts the attempts against MaxAttempts
+	total   int
+	firstN  int64 // the lab's last payment before the storm
+	done    chan struct{}
+	spawned sync.WaitGroup // requests whose answers a lost one still waits for
+}
+
+func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
+	start := time.Now()
+	n := int((seconds(float64(r.DurationS)) + Drain) / Step)
+	return &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
+		rec: &record{start: start, series: make([]Bucket, n)}, done: make(chan struct{})}
+}
+
+// run runs the storm's clients to their end, then counts its double
+// charges in the ledger.
+func (st *Storm) run() {
+	defer close(st.done)
+	release := st.l.Hold() // the lab stays in memory while its storm runs
+	defer release()
+	ctx, cancel := context.WithDeadline(st.s.ctx, st.rec.start.Add(seconds(float64(st.Req.DurationS))+Drain))
+	defer cancel()
+	st.firstN = st.lastPayment(ctx)
+	var wg sync.WaitGroup
+	for i := range st.Req.Clients {
+		wg.Go(func() { st.client(ctx, i) })
+	}
+	wg.Wait()
+	st.spawned.Wait()
+	if err := st.doubles(context.WithoutCancel(ctx)); err != nil {
+		st.s.cfg.Log.Warn("storm: count double charges", "lab", st.Lab, "storm", st.ID, "err", err)
+	}
+}
+
+// client makes one operation a second until the storm's duration ends.
+func (st *Storm) client(ctx context.Context, i int) {
+	seed := st.l.Settings().Seed
+	rng := mrand.New(mrand.NewPCG(uint64(seed), uint64(i)))
+	end := st.rec.start.Add(seconds(float64(st.Req.DurationS)))
+	next := st.rec.start.Add(time.Duration(rng.Int64N(int64(time.Second))))
+	for n := 0; ; n++ {
+		if !sleepUntil(ctx, next) || !next.Before(end) {
+			return
+		}
+		if !st.operation(ctx, fmt.Sprintf("%s%d-%d", ordersOf(st.ID), i, n), rng) {
+			return
+		}
+		if next = next.Add(time.Second); next.Before(time.Now()) { // late: no burst to catch up
+			next = time.Now()
+		}
+	}
+}
+
+// operation makes one operation's attempts, with its retries, and reports
+// whether the storm may go on (its attempts not spent, its time not out).
+func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) bool {
+	var b budget.Retries // a client's own, as a gRPC channel's
+	var key *string
+	if st.Req.Key {
+		key = &order
+	}
+	began := time.Now()
+	s := st.l.Settings()
+	prev := time.Duration(s.Retry.BaseMS) * time.Millisecond
+	for k := 1; ; k++ {
+		p := st.l.Settings().Retry
+		t := time.Now()
+		if k == 1 {
+			b.First(t, p)
+		} else if !b.Retry(t, p, false) {
+			st.rec.ended(0, false)
+			return true
+		}
+		if !st.spend() {
+			return false
+		}
+		st.rec.sent(t, k == 1)
+		a := st.attempt(ctx, order, key, t, rng)
+		st.rec.answered(t, a)
+		failed := sim.Retryable(a.status, a.err)
+		b.Answered(p, failed)
+		if !failed || k >= p.MaxAttempts || ctx.Err() != nil {
+			st.rec.ended(time.Since(began), a.status/100 == 2)
+			return ctx.Err() == nil
+		}
+		wait := p.Backoff(k, prev, rng)
+		prev = wait
+		if p.RespectRetryAfter {
+			wait = max(wait, min(a.after, time.Duration(p.CapMS)*time.Millisecond))
+		}
+		if !sleepUntil(ctx, time.Now().Add(wait)) {
+			st.rec.ended(0, false)
+			return false
+		}
+	}
+}
+
+// spend takes one of the storm's attempts, false when none is left.
+func (st *Storm) spend() bool {
+	st.sent.Lock()
+	defer st.sent.Unlock()
+	if st.total >= MaxAttempts {
+		return false
+	}
+	st.total++
+	return true
+}
+
+// answer is what an attempt got.
+type answer struct {
+	status   int
+	after    time.Duration
+	err      error
+	admitted bool // the server took it
+	stopped  bool // the key stopped a second charge: replayed, or "already done"
+	down     bool
+}
+
+// errDown is an attempt sent while the server is down.
+var errDown = errors.New("storm: connection refused: the server is down")
+
+// attempt sends one attempt, at t, through the network and the outage.
+func (st *Storm) attempt(ctx context.Context, order string, key *string, t time.Time, rng *mrand.Rand) answer {
+	if st.Req.down(t.Sub(st.rec.start)) {
+		return answer{err: errDown, down: true}
+	}
+	s := st.l.Settings()
+	fate := sim.FateOK
+	if rng.Float64() < st.Req.Fates.ResponseLost {
+		fate = sim.FateResponseLost
+	}
+	g, done, err := st.s.cfg.Labs.Limits().Occupy(ctx, st.l, 1)
+	if err != nil { // the in-flight caps: refused before it left
+		return answer{status: http.StatusServiceUnavailable, after: time.Second, err: err}
+	}
+	defer done()
+	net := &client.Network{Fate: fate, Next: st.s.cfg.Transport, Spawn: func(f func()) {
+		release := g.Use()
+		st.spawned.Go(func() { defer release(); f() })
+	}}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+	defer cancel()
+	body := sim.Charge{OrderID: order, Amount: 100}.Body()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.s.cfg.BaseURL+api.ChargesPath(st.Lab), bytes.NewReader(body))
+	if err != nil {
+		return answer{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(api.HeaderAttempt, "storm-"+st.ID+"/"+strconv.Itoa(int(t.UnixMilli()))) // not a direct charge: no scenario record
+	if key != nil {
+		req.Header.Set(api.HeaderKey, *key)
+	}
+	resp, err := net.RoundTrip(req)
+	if err != nil {
+		return answer{err: err, admitted: fate == sim.FateResponseLost}
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	a := answer{status: resp.StatusCode, after: api.RetryAfter(resp.Header)}
+	a.admitted = a.status != http.StatusServiceUnavailable && a.status != http.StatusTooManyRequests
+	a.stopped = resp.Header.Get(api.HeaderReplayed) == "true" || a.status == http.StatusOK
+	return a
+}
+
+// sleepUntil waits until t, false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// lastPayment is the lab's last payment's number.
+func (st *Storm) lastPayment(ctx context.Context) int64 {
+	var n int64
+	st.s.cfg.Store.QueryRow(ctx, `SELECT COALESCE(MAX(n), 0) FROM payments WHERE lab_id = ?`, st.Lab).Scan(&n)
+	return n
+}
+
+// doubles counts, by when it was made, every payment of the storm's orders
+// after an order's first.
+func (st *Storm) doubles(ctx context.Context) error {
+	prefix := ordersOf(st.ID)
+	rows, err := st.s.cfg.Store.Query(ctx, `
+SELECT p.created_at FROM payments p JOIN order_stats o ON o.lab_id = p.lab_id AND o.order_id = p.order_id
+WHERE p.lab_id = ? AND p.n > ? AND p.order_id >= ? AND p.order_id < ? AND o.charges > 1 AND p.n <> o.first_n`,
+		st.Lab, st.firstN, prefix, prefix+"\xff")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var at int64
+		if err := rows.Scan(&at); err != nil {
+			return err
+		}
+		st.rec.doubled(time.UnixMilli(at))
+	}
+	return rows.Err()
+}

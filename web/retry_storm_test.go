@@ -1,0 +1,88 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	herd "idemlab/sim/client/storm"
+)
+
+// runStorm starts a storm in the lab and waits for its end.
+func runStorm(t *testing.T, s *testServer, prefix, body string) herd.View {
+	t.Helper()
+	r := s.must(http.StatusCreated, "POST", prefix+"/storms", body)
+	var v herd.View
+	if err := json.Unmarshal(r.Body, &v); err != nil || v.ID == "" || r.Header.Get("Location") != prefix+"/storms/"+v.ID {
+		t.Fatalf("storm started: %v %s, Location %q", err, r.Body, r.Header.Get("Location"))
+	}
+	if !poll(60*time.Second, func() bool {
+		json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+v.ID, "").Body, &v)
+		return v.State == "done"
+	}) {
+		t.Fatalf("storm %s still %s", v.ID, v.State)
+	}
+	return v
+}
+
+// sum adds up one count of a storm's series.
+func sum(v herd.View, count func(herd.Bucket) int) (n int) {
+	for _, b := range v.Series {
+		n += count(b)
+	}
+	return n
+}
+
+// Lesson 15c's mechanism, through the API: clients whose answers are lost
+// a fifth of the time retry; without keys some orders are charged twice,
+// with them none. The series' counts add up to the summary's, and what
+// the ledger holds is what the storm says.
+func TestStormKeysMakeItSafe(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	for _, key := range []bool{false, true} {
+		prefix := s.newLab(`{"protection":"unique","retry":{"mode":"auto","max_attempts":4,"base_ms":20,"cap_ms":100}}`)
+		body := `{"clients":40,"duration_s":2,"key":false,"fates":{"response-lost":0.2}}`
+		if key {
+			body = `{"clients":40,"duration_s":2,"key":true,"fates":{"response-lost":0.2}}`
+		}
+		v := runStorm(t, s, prefix, body)
+		sm := v.Summary
+		first, retries := sum(v, func(b herd.Bucket) int { return b.First }), sum(v, func(b herd.Bucket) int { return b.Retries })
+		if first != sm.Operations || first+retries != sm.Attempts || sm.Operations < 40 || retries == 0 {
+			t.Errorf("key %v: %d first tries and %d retries in the series, summary %+v", key, first, retries, sm)
+		}
+		if got := sum(v, func(b herd.Bucket) int { return b.Doubles }); got != sm.DoubleCharges {
+			t.Errorf("key %v: %d double charges in the series, %d in the summary", key, got, sm.DoubleCharges)
+		}
+		if key && sm.DoubleCharges != 0 {
+			t.Errorf("with keys: %d double charges, want 0", sm.DoubleCharges)
+		}
+		if !key && sm.DoubleCharges == 0 {
+			t.Errorf("without keys, a fifth of the answers lost: no double charge (%+v)", sm)
+		}
+		if key && sum(v, func(b herd.Bucket) int { return b.DupStopped }) == 0 {
+			t.Errorf("with keys: no retry was stopped by its key")
+		}
+	}
+}
+
+// A storm's request is bounded and checked field by field, and a lab runs
+// one storm at a time.
+func TestStormRequestsAreBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	prefix := s.newLab(`{"protection":"replay"}`)
+	r := s.do("POST", prefix+"/storms", `{"clients":2001,"duration_s":0,"outage":{"at_s":-1,"for_s":0},"fates":{"response-lost":2}}`)
+	for _, field := range []string{"clients", "duration_s", "outage.at_s", "outage.for_s", "fates.response-lost"} {
+		checkProblem(t, r, http.StatusBadRequest, "/problems/validation-error", field)
+	}
+	s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":5,"duration_s":3}`)
+	if r := s.do("POST", prefix+"/storms", `{"clients":5,"duration_s":1}`); r.Status != http.StatusConflict {
+		t.Errorf("a second storm in the lab: %d, want 409", r.Status)
+	}
+	if r := s.do("GET", prefix+"/storms/nope", ""); r.Status != http.StatusNotFound {
+		t.Errorf("an unknown storm: %d, want 404", r.Status)
+	}
+}
