@@ -115,7 +115,7 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 			},
 		}))
 	}
-	e.Use(once(middleware.Recover(), withClient, secureHeaders, middleware.GzipWithConfig(middleware.GzipConfig{
+	e.Use(prebuilt(middleware.Recover(), withClient, secureHeaders, middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
 		// Pages only: the API's answers are small, the SSE streams flush
 		// as they go, and the static files are gzipped once, at start.
