@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,10 @@ func TestStormKeysMakeItSafe(t *testing.T) {
 		if key && sm.DoubleCharges != 0 {
 			t.Errorf("with keys: %d double charges, want 0", sm.DoubleCharges)
 		}
+		if csv := s.must(http.StatusOK, "GET", prefix+"/storms/"+v.ID+"/series.csv", ""); !strings.HasPrefix(string(csv.Body), "t_ms,first_tries,retries,") ||
+			strings.Count(string(csv.Body), "\n") != len(v.Series)+1 {
+			t.Errorf("key %v: the series as CSV: %.200s", key, csv.Body)
+		}
 		if !key && sm.DoubleCharges == 0 {
 			t.Errorf("without keys, a fifth of the answers lost: no double charge (%+v)", sm)
 		}
@@ -84,5 +89,28 @@ func TestStormRequestsAreBounded(t *testing.T) {
 	}
 	if r := s.do("GET", prefix+"/storms/nope", ""); r.Status != http.StatusNotFound {
 		t.Errorf("an unknown storm: %d, want 404", r.Status)
+	}
+}
+
+// Lesson 15b's mechanism, through the API: a server whose capacity is far
+// below its clients' load refuses most attempts; without a budget every
+// refusal is retried up to the policy's attempts, and the load multiplies;
+// with a ratio budget of 10 % the clients retry at most a tenth of their
+// first tries, and the load stays near what they asked.
+func TestStormBudgetStopsTheAmplification(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	amplification := map[string]float64{}
+	for _, budget := range []string{"none", "ratio"} {
+		prefix := s.newLab(`{"protection":"unique","capacity_rps":20,
+"retry":{"mode":"auto","max_attempts":5,"base_ms":50,"cap_ms":200,"respect_retry_after":false,"budget":"` + budget + `","budget_percent":10}}`)
+		v := runStorm(t, s, prefix, `{"clients":100,"duration_s":2,"key":true}`)
+		if sum(v, func(b herd.Bucket) int { return b.Busy }) == 0 {
+			t.Errorf("budget %s: no attempt refused past the capacity", budget)
+		}
+		amplification[budget] = v.Summary.Amplification
+	}
+	if amplification["ratio"] > 1.1 || amplification["none"] < 2 {
+		t.Errorf("amplification: %.2f without a budget, %.2f with a 10%% ratio; want at least 2, and at most 1.1", amplification["none"], amplification["ratio"])
 	}
 }
