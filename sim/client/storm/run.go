@@ -221,8 +221,8 @@ func (st *Storm) doubles(ctx context.Context) error {
 	prefix := ordersOf(st.ID)
 	rows, err := st.s.cfg.Store.Query(ctx, `
 SELECT p.created_at FROM payments p JOIN order_stats o ON o.lab_id = p.lab_id AND o.order_id = p.order_id
-WHERE p.lab_id = ? AND p.n > ? AND p.order_id >= ? AND p.order_id < ? AND o.charges > 1 AND p.n <> o.first_n`,
-		st.Lab, st.firstN, prefix, prefix+"\xff")
+WHERE p.lab_id = ? AND p.n > ? AND p.order_id LIKE ? AND o.charges > 1 AND p.n <> o.first_n`,
+		st.Lab, st.firstN, prefix+"%") // the prefix is letters, digits and dashes
 	if err != nil {
 		return err
 	}
