@@ -114,3 +114,25 @@ func TestStormBudgetStopsTheAmplification(t *testing.T) {
 		t.Errorf("amplification: %.2f without a budget, %.2f with a 10%% ratio; want at least 2, and at most 1.1", amplification["none"], amplification["ratio"])
 	}
 }
+
+// A reset stops the lab's storm and waits for its clients before it
+// empties the lab: the storm ends at once, and nothing of it lands in the
+// lab afterwards.
+func TestResetStopsTheStorm(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	prefix := s.newLab(`{"protection":"none"}`)
+	var v herd.View
+	json.Unmarshal(s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":20,"duration_s":30}`).Body, &v)
+	if !poll(10*time.Second, func() bool { return s.ledger(prefix).Count > 0 }) {
+		t.Fatal("the storm charged nothing")
+	}
+	s.must(http.StatusNoContent, "POST", prefix+"/reset", "")
+	json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+v.ID, "").Body, &v)
+	if v.State != "done" {
+		t.Errorf("the storm after the reset: %s, want done", v.State)
+	}
+	if n := s.ledger(prefix).Count; n != 0 {
+		t.Errorf("the ledger after the reset holds %d payments, want 0", n)
+	}
+}

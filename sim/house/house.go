@@ -155,7 +155,7 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 // what runs in the background.
 func (h *House) start(ctx context.Context) error {
 	err := h.Labs.Start(ctx, h.Client.Room(), h.Ledger.Room(), h.Records.Room(), h.Lessons.Room(),
-		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room(), h.Classes.Room(), h.Stepped.Room())
+		h.Scenarios.Room(), h.Notify.Room(), h.Orders.Room(), h.Keys.Room(), h.Compare.Room(), h.Classes.Room(), h.Stepped.Room(), h.Storms.Room())
 	if err != nil {
 		return err
 	}

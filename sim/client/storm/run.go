@@ -30,7 +30,9 @@ type Storm struct {
 	rec     *record
 	sent    sync.Mutex // counts the attempts against MaxAttempts
 	total   int
-	firstN  int64 // the lab's last payment before the storm
+	firstN  int64           // the lab's last payment before the storm
+	ctx     context.Context // ends at the storm's deadline, or when it is stopped
+	stop    context.CancelFunc
 	done    chan struct{}
 	spawned sync.WaitGroup // requests whose answers a lost one still waits for
 }
@@ -38,8 +40,10 @@ type Storm struct {
 func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
 	start := time.Now()
 	n := int((seconds(float64(r.DurationS)) + Drain) / Step)
-	return &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
+	st := &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
 		rec: &record{start: start, series: make([]Bucket, n)}, done: make(chan struct{})}
+	st.ctx, st.stop = context.WithDeadline(s.ctx, start.Add(seconds(float64(r.DurationS))+Drain))
+	return st
 }
 
 // run runs the storm's clients to their end, then counts its double
@@ -48,8 +52,8 @@ func (st *Storm) run() {
 	defer close(st.done)
 	release := st.l.Hold() // the lab stays in memory while its storm runs
 	defer release()
-	ctx, cancel := context.WithDeadline(st.s.ctx, st.rec.start.Add(seconds(float64(st.Req.DurationS))+Drain))
-	defer cancel()
+	ctx := st.ctx
+	defer st.stop()
 	st.firstN = st.lastPayment(ctx)
 	var wg sync.WaitGroup
 	for i := range st.Req.Clients {

@@ -165,6 +165,46 @@ func (s *Storms) Start(l *labs.Lab, r Request) (*Storm, error) {
 	return st, nil
 }
 
+// Room is the storms' part in a lab's life: a reset or a removal stops
+// the lab's storm, and waits for its clients, first.
+func (s *Storms) Room() labs.Room { return room{s} }
+
+type room struct{ s *Storms }
+
+func (room) Init(context.Context, *store.Tx, string) error  { return nil }
+func (room) Reset(context.Context, *store.Tx, string) error { return nil }
+func (room) Purge(context.Context, string) error            { return nil }
+
+// Halt stops the lab's storm before a reset.
+func (r room) Halt(ctx context.Context, lab string, _ labs.Closing) { r.s.stopLab(ctx, lab) }
+
+// Close stops the lab's storm when the lab goes.
+func (r room) Close(ctx context.Context, lab string, why labs.Closing) {
+	if why != labs.Evicted { // a lab with a storm stays in memory: it holds it
+		r.s.stopLab(ctx, lab)
+	}
+}
+
+// stopLab stops the lab's running storm and waits for its end, or ctx's.
+func (s *Storms) stopLab(ctx context.Context, lab string) {
+	s.mu.Lock()
+	var running *Storm
+	for _, st := range s.kept {
+		if st.Lab == lab && st.running() {
+			running = st
+		}
+	}
+	s.mu.Unlock()
+	if running == nil {
+		return
+	}
+	running.stop()
+	select {
+	case <-running.done:
+	case <-ctx.Done():
+	}
+}
+
 // Get is the lab's storm id.
 func (s *Storms) Get(lab, id string) (*Storm, error) {
 	s.mu.Lock()
