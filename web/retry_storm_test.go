@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +135,40 @@ func TestResetStopsTheStorm(t *testing.T) {
 	}
 	if n := s.ledger(prefix).Count; n != 0 {
 		t.Errorf("the ledger after the reset holds %d payments, want 0", n)
+	}
+}
+
+// Lesson 15's mechanism, through the API: the clients' first operations
+// go at once, past a capacity far below them, and the server is down for a
+// while. Without jitter the refused and failed attempts come back
+// together, in spikes; with full jitter they spread: after the outage, the
+// peak of retries in a tenth of a second is at least three times higher
+// without jitter.
+func TestStormJitterSpreadsTheHerd(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	peak := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, jitter := range []string{"none", "full"} {
+		prefix := s.newLab(`{"protection":"replay","capacity_rps":50,"retry":{"mode":"auto","max_attempts":4,"base_ms":1000,"cap_ms":4000,"jitter":"` +
+			jitter + `","respect_retry_after":false}}`)
+		wg.Go(func() {
+			v := runStorm(t, s, prefix, `{"clients":300,"duration_s":3,"key":true,"outage":{"at_s":0.5,"for_s":1}}`)
+			mu.Lock()
+			defer mu.Unlock()
+			for i, b := range v.Series {
+				if i >= 15 { // after the outage
+					peak[jitter] = max(peak[jitter], b.Retries)
+				}
+			}
+			if sum(v, func(b herd.Bucket) int { return b.Down }) == 0 {
+				t.Errorf("jitter %s: no attempt met the outage", jitter)
+			}
+		})
+	}
+	wg.Wait()
+	if peak["none"] < 3*peak["full"] || peak["full"] == 0 {
+		t.Errorf("after the outage, the peak of retries a tenth of a second: %d without jitter, %d with full jitter; want at least 3×", peak["none"], peak["full"])
 	}
 }

@@ -66,12 +66,13 @@ func (st *Storm) run() {
 	}
 }
 
-// client makes one operation a second until the storm's duration ends.
+// client makes one operation a second until the storm's duration ends,
+// the first at the storm's start.
 func (st *Storm) client(ctx context.Context, i int) {
 	seed := st.l.Settings().Seed
 	rng := mrand.New(mrand.NewPCG(uint64(seed), uint64(i)))
 	end := st.rec.start.Add(seconds(float64(st.Req.DurationS)))
-	next := st.rec.start.Add(time.Duration(rng.Int64N(int64(time.Second))))
+	next := st.rec.start // the first burst: every client's first operation at once
 	for n := 0; ; n++ {
 		if !sleepUntil(ctx, next) || !next.Before(end) {
 			return

@@ -3,10 +3,12 @@
 // the lab's own charge endpoint, through a network that may lose answers
 // and a server that may be down for a while, and counts by the tenth of a
 // second what they sent, what the server took and what it cost (SPEC, "The
-// retry storm"). A client makes one operation a second, the first at a
-// moment of the first second drawn from the lab's seed, and retries
+// retry storm"). Every client's first operation goes at the storm's start
+// (its first burst); after it, a client begins one a second, a second after
+// its last began (later when that one's retries ran over). It retries
 // automatically (whatever the policy's mode: a storm's clients are
-// programs), each within its own retry budget.
+// programs), within a retry budget of its own; its jitter draws come from
+// the lab's seed.
 package storm
 
 import (
