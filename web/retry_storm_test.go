@@ -93,6 +93,38 @@ func TestStormRequestsAreBounded(t *testing.T) {
 	}
 }
 
+// A storm stopped through the API ends at once and keeps what it counted;
+// stopping it again changes nothing, and the lab then takes another.
+func TestStormStops(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	prefix := s.newLab(`{"protection":"replay"}`)
+	var v herd.View
+	json.Unmarshal(s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":10,"duration_s":60,"key":true}`).Body, &v)
+	id := v.ID
+	if !poll(10*time.Second, func() bool {
+		json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+id, "").Body, &v)
+		return v.Summary.Operations >= 10
+	}) {
+		t.Fatalf("the first burst: %+v", v.Summary)
+	}
+	s.must(http.StatusNoContent, "DELETE", prefix+"/storms/"+id, "")
+	json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+id, "").Body, &v)
+	stopped := v.Summary
+	if v.State != "done" || stopped.Operations < 10 {
+		t.Errorf("after DELETE: %s, %+v; want done, the first burst's operations kept", v.State, stopped)
+	}
+	s.must(http.StatusNoContent, "DELETE", prefix+"/storms/"+id, "")
+	json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+id, "").Body, &v)
+	if v.Summary != stopped {
+		t.Errorf("a stopped storm went on: %+v, then %+v", stopped, v.Summary)
+	}
+	if r := s.do("DELETE", prefix+"/storms/nope", ""); r.Status != http.StatusNotFound {
+		t.Errorf("stopping an unknown storm: %d, want 404", r.Status)
+	}
+	s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":1,"duration_s":1}`)
+}
+
 // Lesson 15b's mechanism, through the API: a server whose capacity is far
 // below its clients' load refuses most attempts; without a budget every
 // refusal is retried up to the policy's attempts, and the load multiplies;

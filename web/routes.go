@@ -93,6 +93,7 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST(api.RouteStorms, handleStormStart(h), lab, once)
 	get(root, api.RouteStorm, handleStormGet(h), lab)
 	get(root, api.RouteStorm+"/series.csv", handleStormCSV(h), lab)
+	e.DELETE(api.RouteStorm, handleStormStop(h), lab)
 }
 
 // addClassRoutes maps a class's routes: the teacher's forms and API on the

@@ -56,6 +56,17 @@ func handleStormCSV(h *house.House) echo.HandlerFunc {
 	}
 }
 
+// handleStormStop stops a storm (DELETE …/storms/{id}): 204 once its
+// clients have ended, whether it ran or was done already.
+func handleStormStop(h *house.House) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := h.Storms.Stop(c.Request().Context(), labOf(c).ID, c.Param("storm")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
 // handleStormGet is a storm's series and summary so far (GET …/storms/{id}).
 func handleStormGet(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -207,6 +207,22 @@ func (s *Storms) stopLab(ctx context.Context, lab string) {
 	}
 }
 
+// Stop stops the lab's storm id, if it runs, and waits for its clients'
+// end, or ctx's; a storm already done stays as it was.
+func (s *Storms) Stop(ctx context.Context, lab, id string) error {
+	st, err := s.Get(lab, id)
+	if err != nil {
+		return err
+	}
+	st.stop()
+	select {
+	case <-st.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Get is the lab's storm id.
 func (s *Storms) Get(lab, id string) (*Storm, error) {
 	s.mu.Lock()
