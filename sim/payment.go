@@ -29,16 +29,19 @@ type Charge struct {
 // Body is the canonical JSON body of the charge, the same bytes whoever
 // builds it: what the client sends and what the "hash" key strategy and the
 // replay fingerprint hash.
-func (c Charge) Body() []byte {
-	return []byte(`{"order_id":` + strconv.Quote(c.OrderID) + `,"amount":` + strconv.FormatInt(c.Amount, 10) + `}`)
+func (c Charge) Body() []byte { return c.appendBody(nil) }
+
+// appendBody appends the canonical body to b.
+func (c Charge) appendBody(b []byte) []byte {
+	b = strconv.AppendQuote(append(b, `{"order_id":`...), c.OrderID)
+	b = strconv.AppendInt(append(b, `,"amount":`...), c.Amount, 10)
+	return append(b, '}')
 }
 
 // Fingerprint is the SHA-256 of the canonical body, hex-encoded.
 func (c Charge) Fingerprint() string {
 	var buf [160]byte // the usual body, built and hashed without the heap
-	b := strconv.AppendQuote(append(buf[:0], `{"order_id":`...), c.OrderID)
-	b = strconv.AppendInt(append(b, `,"amount":`...), c.Amount, 10)
-	sum := sha256.Sum256(append(b, '}'))
+	sum := sha256.Sum256(c.appendBody(buf[:0]))
 	var h [64]byte
 	hex.Encode(h[:], sum[:])
 	return string(h[:])

@@ -13,16 +13,18 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"idemlab/sim"
 )
 
-// Capacity admits at most rps requests a second: a token bucket that holds
+// Capacity admits at most rps requests a second: a token bucket
+// (golang.org/x/time/rate, as the server's per-address limits) that holds
 // one second's worth, full at first.
 type Capacity struct {
-	mu     sync.Mutex
-	rps    int
-	tokens float64
-	last   time.Time
+	mu  sync.Mutex
+	rps int
+	b   *rate.Limiter
 }
 
 // Admit takes a request's token at now, or reports how long until one
@@ -31,18 +33,13 @@ type Capacity struct {
 func (c *Capacity) Admit(now time.Time, rps int) (ok bool, wait time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rps != rps || c.last.IsZero() {
-		c.rps, c.tokens, c.last = rps, float64(rps), now
+	if c.b == nil || c.rps != rps {
+		c.rps, c.b = rps, rate.NewLimiter(rate.Limit(rps), rps)
 	}
-	if d := now.Sub(c.last); d > 0 {
-		c.tokens = math.Min(float64(rps), c.tokens+d.Seconds()*float64(rps))
-		c.last = now
-	}
-	if c.tokens >= 1 {
-		c.tokens--
+	if c.b.AllowN(now, 1) {
 		return true, 0
 	}
-	return false, time.Duration((1 - c.tokens) / float64(rps) * float64(time.Second))
+	return false, time.Duration((1 - c.b.TokensAt(now)) / float64(rps) * float64(time.Second))
 }
 
 // window is how far back the ratio budget counts, in seconds, as

@@ -102,10 +102,7 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if st := t.stmts.Cached(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
-	}
-	return t.tx.ExecContext(t.ctx, query, args...)
+	return stmts.Tx{Tx: t.tx, Cache: t.stmts}.ExecContext(t.ctx, query, args...)
 }
 
 // QueryRow runs a statement that returns at most one row.
@@ -122,10 +119,7 @@ func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if st := t.stmts.Cached(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
-	}
-	return t.tx.QueryContext(t.ctx, query, args...)
+	return stmts.Tx{Tx: t.tx, Cache: t.stmts}.QueryContext(t.ctx, query, args...)
 }
 
 // Stmt is a prepared statement of the writer, in this transaction.

@@ -16,6 +16,7 @@ import (
 	"idemlab/sim"
 	"idemlab/sim/budget"
 	"idemlab/sim/client"
+	"idemlab/sim/clock"
 	"idemlab/sim/labs"
 )
 
@@ -199,18 +200,7 @@ func (st *Storm) attempt(ctx context.Context, order string, key *string, t time.
 
 // sleepUntil waits until t, false when ctx ends first.
 func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return clock.Sleep(ctx, clock.Real(), time.Until(t)) == nil
 }
 
 // lastPayment is the lab's last payment's number.
