@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,6 +29,39 @@ func runStorm(t *testing.T, s *testServer, prefix, body string) herd.View {
 	return v
 }
 
+// seeds is how many seeded runs each of the storm lessons' mechanisms is
+// checked over (issue: "each over five seeded runs").
+const seeds = 5
+
+// stormRun is a storm run to its end, and its lab.
+type stormRun struct {
+	Prefix string
+	herd.View
+}
+
+// seeded runs, for each seed 1…seeds, a storm of each variant, in a new
+// lab of those settings: all at once, or (apart) one seed's variants at a
+// time; what each run gives, by variant, in seed order.
+func seeded(t *testing.T, s *testServer, apart bool, variants []string, settings func(variant string) string, body func(variant string) string) map[string][]stormRun {
+	t.Helper()
+	runs := map[string][]stormRun{}
+	for _, v := range variants {
+		runs[v] = make([]stormRun, seeds)
+	}
+	var wg sync.WaitGroup
+	for seed := 1; seed <= seeds; seed++ {
+		for _, variant := range variants {
+			prefix := s.newLab(fmt.Sprintf(`{"seed":%d,%s}`, seed, settings(variant)))
+			wg.Go(func() { runs[variant][seed-1] = stormRun{prefix, runStorm(t, s, prefix, body(variant))} })
+		}
+		if apart {
+			wg.Wait()
+		}
+	}
+	wg.Wait()
+	return runs
+}
+
 // sum adds up one count of a storm's series.
 func sum(v herd.View, count func(herd.Bucket) int) (n int) {
 	for _, b := range v.Series {
@@ -36,41 +70,44 @@ func sum(v herd.View, count func(herd.Bucket) int) (n int) {
 	return n
 }
 
-// Lesson 15c's mechanism, through the API: clients whose answers are lost
-// a fifth of the time retry; without keys some orders are charged twice,
-// with them none. The series' counts add up to the summary's, and what
-// the ledger holds is what the storm says.
+// Lesson 15c's mechanism, through the API, over five seeds: clients whose
+// answers are lost a fifth of the time retry; without keys some orders are
+// charged twice, with them none. The series' counts add up to the
+// summary's, and what the ledger holds is what the storm says.
 func TestStormKeysMakeItSafe(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	for _, key := range []bool{false, true} {
-		prefix := s.newLab(`{"protection":"unique","retry":{"mode":"auto","max_attempts":4,"base_ms":20,"cap_ms":100}}`)
-		body := `{"clients":40,"duration_s":2,"key":false,"fates":{"response-lost":0.2}}`
-		if key {
-			body = `{"clients":40,"duration_s":2,"key":true,"fates":{"response-lost":0.2}}`
+	runs := seeded(t, s, false, []string{"false", "true"},
+		func(string) string {
+			return `"protection":"unique","retry":{"mode":"auto","max_attempts":4,"base_ms":20,"cap_ms":100}`
+		},
+		func(key string) string {
+			return `{"clients":40,"duration_s":2,"key":` + key + `,"fates":{"response-lost":0.2}}`
+		})
+	for key, vs := range runs {
+		for seed, r := range vs {
+			v, sm := r.View, r.Summary
+			first, retries := sum(v, func(b herd.Bucket) int { return b.First }), sum(v, func(b herd.Bucket) int { return b.Retries })
+			if first != sm.Operations || first+retries != sm.Attempts || sm.Operations < 40 || retries == 0 {
+				t.Errorf("key %s, seed %d: %d first tries and %d retries in the series, summary %+v", key, seed+1, first, retries, sm)
+			}
+			if got := sum(v, func(b herd.Bucket) int { return b.Doubles }); got != sm.DoubleCharges {
+				t.Errorf("key %s, seed %d: %d double charges in the series, %d in the summary", key, seed+1, got, sm.DoubleCharges)
+			}
+			switch {
+			case key == "true" && sm.DoubleCharges != 0:
+				t.Errorf("with keys, seed %d: %d double charges, want 0", seed+1, sm.DoubleCharges)
+			case key == "false" && sm.DoubleCharges == 0:
+				t.Errorf("without keys, a fifth of the answers lost, seed %d: no double charge (%+v)", seed+1, sm)
+			case key == "true" && sum(v, func(b herd.Bucket) int { return b.DupStopped }) == 0:
+				t.Errorf("with keys, seed %d: no retry was stopped by its key", seed+1)
+			}
 		}
-		v := runStorm(t, s, prefix, body)
-		sm := v.Summary
-		first, retries := sum(v, func(b herd.Bucket) int { return b.First }), sum(v, func(b herd.Bucket) int { return b.Retries })
-		if first != sm.Operations || first+retries != sm.Attempts || sm.Operations < 40 || retries == 0 {
-			t.Errorf("key %v: %d first tries and %d retries in the series, summary %+v", key, first, retries, sm)
-		}
-		if got := sum(v, func(b herd.Bucket) int { return b.Doubles }); got != sm.DoubleCharges {
-			t.Errorf("key %v: %d double charges in the series, %d in the summary", key, got, sm.DoubleCharges)
-		}
-		if key && sm.DoubleCharges != 0 {
-			t.Errorf("with keys: %d double charges, want 0", sm.DoubleCharges)
-		}
-		if csv := s.must(http.StatusOK, "GET", prefix+"/storms/"+v.ID+"/series.csv", ""); !strings.HasPrefix(string(csv.Body), "t_ms,first_tries,retries,") ||
-			strings.Count(string(csv.Body), "\n") != len(v.Series)+1 {
-			t.Errorf("key %v: the series as CSV: %.200s", key, csv.Body)
-		}
-		if !key && sm.DoubleCharges == 0 {
-			t.Errorf("without keys, a fifth of the answers lost: no double charge (%+v)", sm)
-		}
-		if key && sum(v, func(b herd.Bucket) int { return b.DupStopped }) == 0 {
-			t.Errorf("with keys: no retry was stopped by its key")
-		}
+	}
+	v := runs["true"][0]
+	if csv := s.must(http.StatusOK, "GET", v.Prefix+"/storms/"+v.ID+"/series.csv", ""); !strings.HasPrefix(string(csv.Body), "t_ms,first_tries,retries,") ||
+		strings.Count(string(csv.Body), "\n") != len(v.Series)+1 {
+		t.Errorf("the series as CSV: %.200s", csv.Body)
 	}
 }
 
@@ -125,26 +162,30 @@ func TestStormStops(t *testing.T) {
 	s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":1,"duration_s":1}`)
 }
 
-// Lesson 15b's mechanism, through the API: a server whose capacity is far
-// below its clients' load refuses most attempts; without a budget every
-// refusal is retried up to the policy's attempts, and the load multiplies;
-// with a ratio budget of 10 % the clients retry at most a tenth of their
-// first tries, and the load stays near what they asked.
+// Lesson 15b's mechanism, through the API, over five seeds: a server whose
+// capacity is far below its clients' load refuses most attempts; without a
+// budget every refusal is retried up to the policy's attempts, and the load
+// multiplies; with a ratio budget of 10 % the clients retry at most a tenth
+// of their first tries, and the load stays near what they asked.
 func TestStormBudgetStopsTheAmplification(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	amplification := map[string]float64{}
-	for _, budget := range []string{"none", "ratio"} {
-		prefix := s.newLab(`{"protection":"unique","capacity_rps":20,
-"retry":{"mode":"auto","max_attempts":5,"base_ms":50,"cap_ms":200,"respect_retry_after":false,"budget":"` + budget + `","budget_percent":10}}`)
-		v := runStorm(t, s, prefix, `{"clients":100,"duration_s":2,"key":true}`)
-		if sum(v, func(b herd.Bucket) int { return b.Busy }) == 0 {
-			t.Errorf("budget %s: no attempt refused past the capacity", budget)
+	runs := seeded(t, s, false, []string{"none", "ratio"},
+		func(budget string) string {
+			return `"protection":"unique","capacity_rps":20,
+"retry":{"mode":"auto","max_attempts":5,"base_ms":50,"cap_ms":200,"respect_retry_after":false,"budget":"` + budget + `","budget_percent":10}`
+		},
+		func(string) string { return `{"clients":100,"duration_s":2,"key":true}` })
+	for seed := range seeds {
+		none, ratio := runs["none"][seed], runs["ratio"][seed]
+		for budget, r := range map[string]stormRun{"none": none, "ratio": ratio} {
+			if sum(r.View, func(b herd.Bucket) int { return b.Busy }) == 0 {
+				t.Errorf("seed %d, budget %s: no attempt refused past the capacity", seed+1, budget)
+			}
 		}
-		amplification[budget] = v.Summary.Amplification
-	}
-	if amplification["ratio"] > 1.1 || amplification["none"] < 2 {
-		t.Errorf("amplification: %.2f without a budget, %.2f with a 10%% ratio; want at least 2, and at most 1.1", amplification["none"], amplification["ratio"])
+		if a, b := none.Summary.Amplification, ratio.Summary.Amplification; b > 1.1+0.02 || a < 2 {
+			t.Errorf("seed %d, amplification: %.2f without a budget, %.2f with a 10%% ratio; want at least 2, and at most 1.1 + 0.02", seed+1, a, b)
+		}
 	}
 }
 
@@ -170,37 +211,44 @@ func TestResetStopsTheStorm(t *testing.T) {
 	}
 }
 
-// Lesson 15's mechanism, through the API: the clients' first operations
-// go at once, past a capacity far below them, and the server is down for a
-// while. Without jitter the refused and failed attempts come back
-// together, in spikes; with full jitter they spread: after the outage, the
-// peak of retries in a tenth of a second is at least three times higher
-// without jitter.
+// Lesson 15's mechanism, through the API, over five seeds: the clients'
+// first operations go at once, past a capacity far below them, and the
+// server is down for a while. Without jitter the refused and failed
+// attempts come back together, in spikes; with full jitter they spread.
+// After the outage, the peak of retries in a tenth of a second is at least
+// three times higher without jitter, and the backlog takes longer to
+// clear: the spikes meet a full server, and their refused part waits out a
+// whole backoff more.
 func TestStormJitterSpreadsTheHerd(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
-	peak := map[string]int{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, jitter := range []string{"none", "full"} {
-		prefix := s.newLab(`{"protection":"replay","capacity_rps":50,"retry":{"mode":"auto","max_attempts":4,"base_ms":1000,"cap_ms":4000,"jitter":"` +
-			jitter + `","respect_retry_after":false}}`)
-		wg.Go(func() {
-			v := runStorm(t, s, prefix, `{"clients":300,"duration_s":3,"key":true,"outage":{"at_s":0.5,"for_s":1}}`)
-			mu.Lock()
-			defer mu.Unlock()
-			for i, b := range v.Series {
-				if i >= 15 { // after the outage
-					peak[jitter] = max(peak[jitter], b.Retries)
-				}
-			}
-			if sum(v, func(b herd.Bucket) int { return b.Down }) == 0 {
-				t.Errorf("jitter %s: no attempt met the outage", jitter)
-			}
+	runs := seeded(t, s, true, []string{"none", "full"},
+		func(jitter string) string {
+			return `"protection":"replay","capacity_rps":50,"retry":{"mode":"auto","max_attempts":6,"base_ms":300,"cap_ms":2400,"jitter":"` +
+				jitter + `","respect_retry_after":false}`
+		},
+		func(string) string {
+			return `{"clients":300,"duration_s":2,"every_s":10,"key":true,"outage":{"at_s":0.5,"for_s":1.5}}`
 		})
+	peak := func(r stormRun) (p int) {
+		for _, b := range r.Series[20:] { // after the outage
+			p = max(p, b.Retries)
+		}
+		return p
 	}
-	wg.Wait()
-	if peak["none"] < 3*peak["full"] || peak["full"] == 0 {
-		t.Errorf("after the outage, the peak of retries a tenth of a second: %d without jitter, %d with full jitter; want at least 3×", peak["none"], peak["full"])
+	for seed := range seeds {
+		none, full := runs["none"][seed], runs["full"][seed]
+		for _, r := range []stormRun{none, full} {
+			if sum(r.View, func(b herd.Bucket) int { return b.Down }) == 0 {
+				t.Errorf("seed %d: no attempt met the outage", seed+1)
+			}
+		}
+		if p, q := peak(none), peak(full); p < 3*q || q == 0 {
+			t.Errorf("seed %d, after the outage, the peak of retries a tenth of a second: %d without jitter, %d with full jitter; want at least 3×", seed+1, p, q)
+		}
+		if a, b := none.Summary.DrainMS, full.Summary.DrainMS; a <= b {
+			t.Errorf("seed %d, the backlog cleared %d ms after the outage without jitter, %d ms with full jitter; want longer without", seed+1, a, b)
+		}
+		t.Logf("seed %d: peak %d vs %d, drain %d vs %d ms", seed+1, peak(none), peak(full), none.Summary.DrainMS, full.Summary.DrainMS)
 	}
 }

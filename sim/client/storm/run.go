@@ -42,7 +42,7 @@ func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
 	start := time.Now()
 	n := int((seconds(float64(r.DurationS)) + Drain) / Step)
 	st := &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
-		rec: &record{start: start, series: make([]Bucket, n)}, done: make(chan struct{})}
+		rec: &record{start: start, calm: start.Add(r.calm()), series: make([]Bucket, n)}, done: make(chan struct{})}
 	st.ctx, st.stop = context.WithDeadline(s.ctx, start.Add(seconds(float64(r.DurationS))+Drain))
 	return st
 }
@@ -67,21 +67,24 @@ func (st *Storm) run() {
 	}
 }
 
-// client makes one operation a second until the storm's duration ends,
-// the first at the storm's start.
+// client begins operations until the storm's duration ends, the first at
+// the storm's start, then one every Req.every() on average.
 func (st *Storm) client(ctx context.Context, i int) {
 	seed := st.l.Settings().Seed
 	rng := mrand.New(mrand.NewPCG(uint64(seed), uint64(i)))
 	end := st.rec.start.Add(seconds(float64(st.Req.DurationS)))
 	next := st.rec.start // the first burst: every client's first operation at once
 	for n := 0; ; n++ {
-		if !sleepUntil(ctx, next) || !next.Before(end) {
+		if !next.Before(end) || !sleepUntil(ctx, next) {
 			return
 		}
 		if !st.operation(ctx, fmt.Sprintf("%s%d-%d", ordersOf(st.ID), i, n), rng) {
 			return
 		}
-		if next = next.Add(time.Second); next.Before(time.Now()) { // late: no burst to catch up
+		// the next a random while later, every() on average (a Poisson
+		// stream): bursts after the first come from the retry policy
+		gap := time.Duration(rng.ExpFloat64() * float64(st.Req.every()))
+		if next = next.Add(gap); next.Before(time.Now()) { // late: no burst to catch up
 			next = time.Now()
 		}
 	}
@@ -104,7 +107,7 @@ func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) b
 		if k == 1 {
 			b.First(t, p)
 		} else if !b.Retry(t, p, false) {
-			st.rec.ended(0, false)
+			st.rec.ended(began, false)
 			return true
 		}
 		if !st.spend() {
@@ -116,7 +119,7 @@ func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) b
 		failed := sim.Retryable(a.status, a.err)
 		b.Answered(p, failed)
 		if !failed || k >= p.MaxAttempts || ctx.Err() != nil {
-			st.rec.ended(time.Since(began), a.status/100 == 2)
+			st.rec.ended(began, a.status/100 == 2)
 			return ctx.Err() == nil
 		}
 		wait := p.Backoff(k, prev, rng)
@@ -125,7 +128,7 @@ func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) b
 			wait = max(wait, min(a.after, time.Duration(p.CapMS)*time.Millisecond))
 		}
 		if !sleepUntil(ctx, time.Now().Add(wait)) {
-			st.rec.ended(0, false)
+			st.rec.ended(began, false)
 			return false
 		}
 	}

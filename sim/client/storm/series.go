@@ -31,6 +31,10 @@ type Summary struct {
 	CompletionP50 int64   `json:"completion_p50_ms"`
 	CompletionP99 int64   `json:"completion_p99_ms"`
 	DoubleCharges int     `json:"double_charges"`
+	// DrainMS is how long the backlog took to clear once the calm began
+	// (the outage's end, or the storm's start): until 99 % of the
+	// operations begun by then had ended, done or given up.
+	DrainMS int64 `json:"drain_ms"`
 }
 
 // record is a storm's counts as they come, safe for its clients at once.
@@ -43,6 +47,8 @@ type record struct {
 	ops, done int
 	attempts  int
 	took      []int64 // completed operations' times, ms; at most maxTook kept
+	calm      time.Time
+	backlog   []int64 // when each operation begun by the calm ended, ms after it
 }
 
 // maxTook bounds the completion times kept for the percentiles.
@@ -88,10 +94,16 @@ func (r *record) answered(t time.Time, a answer) {
 	}
 }
 
-// ended counts an operation's end; ok when it ended on a 2xx.
-func (r *record) ended(took time.Duration, ok bool) {
+// ended counts the end of an operation that began then; ok when it ended
+// on a 2xx.
+func (r *record) ended(began time.Time, ok bool) {
+	now := time.Now()
+	took := now.Sub(began)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !began.After(r.calm) && len(r.backlog) < maxTook {
+		r.backlog = append(r.backlog, now.Sub(r.calm).Milliseconds())
+	}
 	if ok {
 		r.done++
 		if len(r.took) < maxTook {
@@ -115,13 +127,21 @@ func (r *record) view() ([]Bucket, Summary) {
 	if r.ops > 0 {
 		s.Amplification = float64(r.attempts) / float64(r.ops)
 	}
-	if n := len(r.took); n > 0 {
-		took := slices.Clone(r.took)
-		slices.Sort(took)
-		s.CompletionP50, s.CompletionP99 = took[n/2], took[min(n-1, n*99/100)]
-	}
+	s.CompletionP50, s.CompletionP99 = percentile(r.took, 50), percentile(r.took, 99)
+	s.DrainMS = max(percentile(r.backlog, 99), 0)
 	for _, b := range r.series {
 		s.DoubleCharges += b.Doubles
 	}
 	return slices.Clone(r.series), s
+}
+
+// percentile is the p-th percentile of ms, 0 when there are none.
+func percentile(ms []int64, p int) int64 {
+	n := len(ms)
+	if n == 0 {
+		return 0
+	}
+	sorted := slices.Clone(ms)
+	slices.Sort(sorted)
+	return sorted[min(n-1, n*p/100)]
 }

@@ -42,6 +42,7 @@ const (
 type Request struct {
 	Clients   int     `json:"clients"`
 	DurationS int     `json:"duration_s"`
+	EveryS    float64 `json:"every_s,omitempty"` // a client begins an operation this often; 0 is 1
 	Outage    *Outage `json:"outage,omitempty"`
 	Key       bool    `json:"key"`
 	Fates     Fates   `json:"fates"`
@@ -68,6 +69,9 @@ func (r Request) Validate() error {
 	if r.DurationS < 1 || r.DurationS > MaxDuration {
 		fs = append(fs, sim.Broke("duration_s", "range", 1, MaxDuration))
 	}
+	if e := r.EveryS; !(e == 0 || e >= 0.1 && e <= float64(MaxDuration)) {
+		fs = append(fs, sim.Broke("every_s", "range-decimal", 0.1, float64(MaxDuration)))
+	}
 	if o := r.Outage; o != nil {
 		if !(o.AtS >= 0 && o.AtS <= float64(MaxDuration)) {
 			fs = append(fs, sim.Broke("outage.at_s", "range-decimal", 0.0, float64(MaxDuration)))
@@ -89,6 +93,22 @@ func (r Request) Validate() error {
 func (r Request) down(d time.Duration) bool {
 	o := r.Outage
 	return o != nil && d >= seconds(o.AtS) && d < seconds(o.AtS+o.ForS)
+}
+
+// every is how often a client begins an operation.
+func (r Request) every() time.Duration {
+	if r.EveryS == 0 {
+		return time.Second
+	}
+	return seconds(r.EveryS)
+}
+
+// calm is when the storm's calm begins: the outage's end, or its start.
+func (r Request) calm() time.Duration {
+	if o := r.Outage; o != nil {
+		return seconds(o.AtS + o.ForS)
+	}
+	return 0
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
