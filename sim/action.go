@@ -16,6 +16,7 @@ type Action struct {
 	Method   string         `json:"m,omitempty"`   // charge, direct: PUT or DELETE of the order ("" for POST)
 	Racer    string         `json:"r,omitempty"`   // step: the racer stepped (A, B, C)
 	To       string         `json:"to,omitempty"`  // step: "" its next point, "end" to its answer; "run" all, "abort"
+	Storm    *StormRequest  `json:"st,omitempty"`  // storm: the storm run, to its end
 }
 
 // Scenario is a lab's settings at its start and what was done to it since.

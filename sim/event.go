@@ -22,6 +22,7 @@ const (
 	EventGiveBack  EventKind = "give-back" // under set-nx, a key whose charge did not happen was given back, or is owed back (GiveBack says which)
 	EventClass     EventKind = "class"     // the lab's class started, ended, was asked a question, voted, or saw the reveal
 	EventStepped   EventKind = "stepped"   // the lab's stepped race started, took a step, ended or was aborted
+	EventStorm     EventKind = "storm"     // the lab's storm moved on (a few times a second while it runs), or ended
 
 	// EventStartOver tells a subscriber that events were lost: it fell
 	// behind and its buffer overflowed, or another process's notices went

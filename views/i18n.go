@@ -90,8 +90,8 @@ func lookup(key string) (message, bool) {
 	return message{}, false
 }
 
-func catalogs() [15]map[string]message {
-	return [15]map[string]message{steppedMessages, classMessages, pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages, failureMessages}
+func catalogs() [16]map[string]message {
+	return [16]map[string]message{stormMessages, steppedMessages, classMessages, pageMessages, logMessages, diagramMessages, checklistMessages, lessonMessages, errorMessages, errorPageMessages, mailMessages, keysMessages, problemMessages, compareMessages, shareMessages, failureMessages}
 }
 
 // Keys lists every key of the catalogs, for tests that check them whole.
@@ -133,6 +133,8 @@ func (l Lang) Say(m Msg) string {
 			a = l.Money(int64(v))
 		case Count:
 			a = strconv.FormatInt(v.N, 10) + " " + l.Plural(v.N, v.Key)
+		case Decimal:
+			a = l.Decimal(float64(v))
 		}
 		args[i] = a
 	}
@@ -175,6 +177,10 @@ type Count struct {
 	N   int64
 	Key string
 }
+
+// Decimal is a number among a Msg's arguments: Say writes it with at most
+// two decimals, as the reader's language does (a "%s" verb).
+type Decimal float64
 
 // Amount is a sum of roubles among a Msg's arguments: Say writes it as the
 // reader's language does (a "%s" verb in the catalog).

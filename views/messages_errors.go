@@ -44,6 +44,7 @@ var errorMessages = map[string]message{
 	"rule.key-inner-quote":  {`a " inside a quoted key must be escaped as \"`, `" внутри ключа в кавычках нужно экранировать как \"`},
 	"rule.once":             {"must be sent once", "должен быть отправлен один раз"},
 	"rule.whole":            {"must be a whole number", "должно быть целым числом"},
+	"rule.number":           {"must be a number", "должно быть числом"},
 	"rule.unreadable":       {"could not be read", "не удалось прочитать"},
 	"rule.step-at":          {"is required: the number of the step to take, from 0", "обязательно: номер шага, начиная с 0"},
 	"rule.lesson-open":      {"must be chosen first", "сначала нужно выбрать урок"},

@@ -4,7 +4,7 @@ package views
 // the article, their steps and how the ledger compares with the article.
 var lessonMessages = map[string]message{
 	"lesson.title":        {"Guided lessons", "Уроки по шагам"},
-	"lesson.intro":        {"Thirteen lessons from the article. Open one, read its idea, press Set up, then act yourself or press Play. The thirteenth needs the lab on PostgreSQL.", "Тринадцать уроков из статьи. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск». Тринадцатому нужна лаборатория на PostgreSQL."},
+	"lesson.intro":        {"Fifteen lessons from the article and past it. Open one, read its idea, press Set up, then act yourself or press Play. The thirteenth needs the lab on PostgreSQL.", "Пятнадцать уроков по статье и дальше неё. Откройте урок, прочтите идею, нажмите «Подготовить», а дальше действуйте сами или нажмите «Пуск». Тринадцатому нужна лаборатория на PostgreSQL."},
 	"lesson.postgres":     {"This lesson needs the lab on PostgreSQL: the isolation levels are PostgreSQL's. Start the lab with -db postgres://… to set it up.", "Этому уроку нужна лаборатория на PostgreSQL: уровни изоляции — это PostgreSQL. Запустите лабораторию с -db postgres://…, чтобы его подготовить."},
 	"lesson.choose":       {"Lessons", "Уроки"},
 	"lesson.number":       {"Lesson %d", "Урок %d"},

@@ -21,6 +21,7 @@ type LabPage struct {
 	Lesson     LessonView
 	Class      ClassView
 	Stepped    SteppedView
+	Storm      StormView
 	Mailbox    MailboxView
 	Queue      []MessageView
 	Orders     []OrderRow

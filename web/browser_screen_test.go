@@ -197,7 +197,7 @@ func TestBrowserDockSwitchesInPlace(t *testing.T) {
 	l.do(chromedp.Focus(tid("tab-payments")), chromedp.KeyEvent(kb.ArrowRight))
 	l.waitJS(jsTid("tab-log")+`.getAttribute("aria-selected") === "true" && document.activeElement === `+jsTid("tab-log"), "ArrowRight to choose Events")
 	l.do(chromedp.KeyEvent(kb.End))
-	l.waitJS(jsTid("tab-settings")+`.getAttribute("aria-selected") === "true"`, "End to choose Settings")
+	l.waitJS(jsTid("tab-storm")+`.getAttribute("aria-selected") === "true"`, "End to choose Storm, the last tab")
 	// The Settings panel's fields belong to the settings form.
 	l.do(chromedp.Click(tid("tab-settings")), chromedp.SetValue(chromedp.CSS(`#max-attempts`), "7"))
 	l.do(chromedp.Evaluate[chromedp.Void](`document.getElementById("max-attempts").dispatchEvent(new Event("change", {bubbles: true}))`))

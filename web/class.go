@@ -112,6 +112,8 @@ func questionView(q class.Question) *views.QuestionView {
 		v.Text = m("class.q.answer", q.Order)
 	case class.MeasureEmails:
 		v.Text = m("class.q.emails", q.Order)
+	case class.MeasureAmplification, class.MeasurePeak, class.MeasureDoubles:
+		v.Text = m("class.q." + string(q.Measure))
 	}
 	for i, code := range q.Choices {
 		v.Choices = append(v.Choices, views.ChoiceView{Code: code, Letter: string(rune('A' + i)), Label: m("class.c." + code),
@@ -136,6 +138,11 @@ func seenWords(q class.Question) views.Msg {
 		return m("class.seen.answer", outcomeWords(q.Seen.Answer))
 	case class.MeasureEmails:
 		return m("class.seen.emails", q.Order, views.Count{N: q.Seen.Emails, Key: "mail.count"})
+	case class.MeasureAmplification, class.MeasurePeak, class.MeasureDoubles:
+		if f := q.Seen.Storm; f != nil {
+			return m("class.seen.storm", views.Decimal(f.Amplification), f.Peak, f.PrevPeak, views.Count{N: int64(f.Doubles), Key: "storm.doubles"})
+		}
+		return m("class.seen.no-storm")
 	}
 	return m("class.seen.order", q.Order, pays(q.Seen.Order))
 }

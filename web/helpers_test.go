@@ -217,6 +217,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 // PostgreSQL only when it runs on it.
 func (s *testServer) lessons() []lesson.Lesson { return lessonsOn(s.Store.Postgres()) }
 
+// stormy reports whether the lesson runs storms: its ledger is theirs, not
+// the article's numbers, and a scenario's link does not run them again.
+func stormy(ls lesson.Lesson) bool { return ls.Expect.Storms != nil }
+
 // lessonsOn are the lessons a server on PostgreSQL (or not) can set up.
 func lessonsOn(postgres bool) []lesson.Lesson {
 	var out []lesson.Lesson

@@ -78,6 +78,7 @@ func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.
 		return p, err
 	}
 	p.Stepped, p.Diagram.Steps = steppedView(h, l, p.Lesson.N, p.Latest)
+	p.Storm = stormView(h, l, p.Lesson.N)
 	if p.Class, err = classView(ctx, h, l); err != nil {
 		return p, err
 	}

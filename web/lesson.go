@@ -65,6 +65,11 @@ func lessonView(ctx context.Context, h *house.House, l *labs.Lab) (views.LessonV
 			Met: r.Answers[i].Outcome == a.Outcome,
 		})
 	}
+	if ls.Expect.Storms != nil {
+		v.Expect = m("lesson.storms", views.Count{N: int64(len(r.Storms)), Key: "lesson.storm.checks"})
+		v.Now = m("lesson.storms.now", views.Count{N: int64(countMet(r.Storms)), Key: "lesson.storm.checks"})
+		v.Watch = append(v.Watch, stormWatch(r.Storms)...)
+	}
 	v.State = r.State
 	return v, nil
 }
@@ -106,9 +111,17 @@ func stepWords(a sim.Action) views.Msg {
 			return m("lesson.step.step-abort")
 		}
 		return m("lesson.step.step", a.Racer)
+	case "storm":
+		return stormStepWords(a.Storm)
 	case "settings":
 		switch p := a.Settings; {
 		case p == nil:
+		case p.CapacityRPS != nil && p.Retry != nil:
+			return capacityWords(*p.CapacityRPS, p.Retry)
+		case p.Retry != nil && p.Retry.Jitter != nil:
+			return m("lesson.step.jitter", m("opt.jitter."+string(*p.Retry.Jitter)))
+		case p.Retry != nil && p.Retry.Budget != nil:
+			return m("lesson.step.budget", m("opt.budget."+string(*p.Retry.Budget)))
 		case p.Protection != nil && p.ServerFault != nil:
 			return m("lesson.step.protection-fault", m("opt.protection."+string(*p.Protection)), m("lesson.fault."+string(*p.ServerFault)))
 		case p.ServerFault != nil:

@@ -135,7 +135,9 @@ func settingsChanges(prev, next *sim.Settings) []logText {
 	add("base", prev.Retry.BaseMS, next.Retry.BaseMS)
 	add("cap", prev.Retry.CapMS, next.Retry.CapMS)
 	add("jitter", prev.Retry.Jitter, next.Retry.Jitter)
-	add("budget", prev.Retry.Budget, next.Retry.Budget)
+	if prev.Retry.Budget != next.Retry.Budget {
+		out = append(out, logText{"lab", m("log.setting", m("log.setting.budget"), m("opt.budget."+string(prev.Retry.Budget)), m("opt.budget."+string(next.Retry.Budget)))})
+	}
 	add("max-tokens", prev.Retry.MaxTokens, next.Retry.MaxTokens)
 	add("token-ratio", prev.Retry.TokenRatio, next.Retry.TokenRatio)
 	add("budget-percent", prev.Retry.BudgetPercent, next.Retry.BudgetPercent)

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"idemlab/sim"
 	"idemlab/views"
@@ -19,6 +20,18 @@ func (h *Hub) snapshot(lab string) ([]views.LogLine, views.Msg) {
 	return f.log.newestFirst(), f.progress()
 }
 
+// stormCoalesce is the gathering window of a lab whose storm runs: its
+// thousands of charges a second draw its pages four times a second.
+const stormCoalesce = 250 * time.Millisecond
+
+// window is how long the lab's render gathers its events.
+func (h *Hub) window(lab string) time.Duration {
+	if h.house.Storms.Running(lab) {
+		return stormCoalesce
+	}
+	return coalesce
+}
+
 // render renders the lab for its streams, once per language, after the
 // gathering window, and again as long as something changed meanwhile.
 func (h *Hub) render(lab string) {
@@ -27,7 +40,7 @@ func (h *Hub) render(lab string) {
 		select {
 		case <-h.closed:
 			return
-		case <-h.clock.NewTimer(coalesce).C():
+		case <-h.clock.NewTimer(h.window(lab)).C():
 		}
 		select {
 		case <-h.closed:

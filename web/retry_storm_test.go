@@ -190,8 +190,8 @@ func TestStormBudgetStopsTheAmplification(t *testing.T) {
 }
 
 // A reset stops the lab's storm and waits for its clients before it
-// empties the lab: the storm ends at once, and nothing of it lands in the
-// lab afterwards.
+// empties the lab: the storm ends at once, nothing of it lands in the lab
+// afterwards, and the lab's storms are gone with its payments.
 func TestResetStopsTheStorm(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -202,13 +202,13 @@ func TestResetStopsTheStorm(t *testing.T) {
 		t.Fatal("the storm charged nothing")
 	}
 	s.must(http.StatusNoContent, "POST", prefix+"/reset", "")
-	json.Unmarshal(s.must(http.StatusOK, "GET", prefix+"/storms/"+v.ID, "").Body, &v)
-	if v.State != "done" {
-		t.Errorf("the storm after the reset: %s, want done", v.State)
+	if r := s.do("GET", prefix+"/storms/"+v.ID, ""); r.Status != http.StatusNotFound {
+		t.Errorf("the storm after the reset: %d %s, want 404", r.Status, r.Body)
 	}
 	if n := s.ledger(prefix).Count; n != 0 {
 		t.Errorf("the ledger after the reset holds %d payments, want 0", n)
 	}
+	s.must(http.StatusCreated, "POST", prefix+"/storms", `{"clients":1,"duration_s":1}`) // none runs: 409 otherwise
 }
 
 // Lesson 15's mechanism, through the API, over five seeds: the clients'

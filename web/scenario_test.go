@@ -103,12 +103,16 @@ func TestPageOffersTheScenario(t *testing.T) {
 }
 
 // A played lesson is a scenario like any other: its link rebuilds the same
-// ledger, because the steps went through the lab's ordinary actions.
+// ledger, because the steps went through the lab's ordinary actions. A
+// storm is not an action a link takes again: the storm lesson is left out.
 func TestLessonScenarioRebuildsTheLedger(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withParts())
 	fresh := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, ls := range s.lessons() {
+		if stormy(ls) {
+			continue // a storm's payments are its clients' timing: a link rebuilds its settings, not its storms
+		}
 		a := s.newLab("")
 		s.must(http.StatusOK, "POST", a+"/lesson", fmt.Sprintf(`{"lesson":%d}`, ls.N))
 		s.must(http.StatusOK, "POST", a+"/lesson/setup", "")

@@ -18,6 +18,10 @@ const (
 	MeasureAdded  Measure = "added"  // the payments the step added to the lab
 	MeasureAnswer Measure = "answer" // what the server did with the order's last attempt
 	MeasureEmails Measure = "emails" // the "order placed" emails of the step's order
+
+	MeasureAmplification Measure = "amplification" // the storm's attempts ÷ operations
+	MeasurePeak          Measure = "peak"          // the storm's retry peak after the outage, against the storm's before it
+	MeasureDoubles       Measure = "doubles"       // the orders the storm charged twice
 )
 
 // The choices of a question, by their codes: counts ("0" … "3+"), a
@@ -39,6 +43,9 @@ var (
 	lockAnswers  = []string{string(sim.OutcomeCharged), string(sim.OutcomeDuplicate), string(sim.OutcomeInFlight)}
 	raceAnswers  = []string{string(sim.OutcomeCharged), string(sim.OutcomeDuplicate), string(sim.OutcomeConflict)}
 	delAnswers   = []string{string(sim.OutcomeDeleted), string(sim.OutcomeAbsent)}
+	ampChoices   = []string{"x1", "x1-2", "x2+"}
+	peakChoices  = []string{"higher", "same", "lower"}
+	dblChoices   = []string{"none", "some"}
 )
 
 // Ask is how a step is asked about: what decides the right choice, and the
@@ -61,6 +68,8 @@ var asks = map[int]map[int]Ask{
 	10: {1: {MeasureOrder, retryCounts}},
 	12: {0: {MeasureOrder, lostCounts}, 2: {MeasureAnswer, dupAnswers}, 4: {MeasureOrder, lostCounts}, 6: {MeasureAnswer, lockAnswers}},
 	13: {0: {MeasureOrder, lostCounts}, 5: {MeasureAnswer, raceAnswers}},
+	15: {0: {MeasureAmplification, ampChoices}, 2: {MeasurePeak, peakChoices}, 4: {MeasureAmplification, ampChoices},
+		6: {MeasureAmplification, ampChoices}, 8: {MeasureDoubles, dblChoices}, 9: {MeasureDoubles, dblChoices}},
 }
 
 // StepAsk is the question of a lesson's step, and the order it is about;
@@ -74,6 +83,7 @@ func StepAsk(ls lesson.Lesson, step int) (a Ask, order string, ok bool) {
 	switch {
 	case act.Kind == "charge", act.Kind == "retry", act.Kind == "race":
 	case act.Kind == "step" && act.To == "end" && act.Racer == "B": // the stepped race's end
+	case act.Kind == "storm":
 	default:
 		return Ask{}, "", false
 	}
@@ -119,6 +129,8 @@ func (a Ask) Right(asked, seen lesson.Seen) string {
 		got = countChoice(seen.Emails)
 	case MeasureAnswer:
 		got = string(seen.Answer)
+	case MeasureAmplification, MeasurePeak, MeasureDoubles:
+		got = stormChoice(a.Measure, seen.Storm)
 	}
 	if got == "" || !slices.Contains(a.Choices, got) {
 		return ""
@@ -132,4 +144,40 @@ func countChoice(n int64) string {
 		return ChoiceMany
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// stormChoice is the choice a storm's facts make true: its amplification
+// about ×1 (at most 1.2), up to ×2, or more; its retry peak higher, about
+// the same or lower than the storm's before it (by half as much again, or
+// less than two thirds); whether it charged any order twice.
+func stormChoice(m Measure, f *lesson.StormFacts) string {
+	if f == nil {
+		return ""
+	}
+	switch m {
+	case MeasureAmplification:
+		switch {
+		case f.Amplification <= 1.2:
+			return "x1"
+		case f.Amplification <= 2:
+			return "x1-2"
+		}
+		return "x2+"
+	case MeasurePeak:
+		switch {
+		case f.Storms < 2:
+			return ""
+		case 2*f.Peak >= 3*f.PrevPeak:
+			return "higher"
+		case 3*f.Peak < 2*f.PrevPeak:
+			return "lower"
+		}
+		return "same"
+	case MeasureDoubles:
+		if f.Doubles > 0 {
+			return "some"
+		}
+		return "none"
+	}
+	return ""
 }

@@ -140,12 +140,12 @@ func (h *House) open(ctx context.Context, cfg Config) (err error) {
 	cc := cfg.Client
 	cc.Store, cc.Labs, cc.Bus, cc.Clock, cc.Log = h.Store, h.Labs, h.Bus, h.Clock, h.log
 	h.Client = client.New(cc)
-	h.Storms = storm.New(storm.Config{BaseURL: cc.BaseURL, Transport: cc.Transport, Store: h.Store, Labs: h.Labs, Log: h.log})
+	h.Storms = storm.New(storm.Config{BaseURL: cc.BaseURL, Transport: cc.Transport, Store: h.Store, Labs: h.Labs, Bus: h.Bus, Log: h.log})
 	h.Orders = orders.New(h.Store, h.Labs, h.Bus, h.Clock)
 	h.Keys = idempotency.NewKeys(h.Records, h.Labs, h.kv, h.Bus, h.log)
 	h.Stepped = stepped.New(stepped.Config{Store: h.Store, Labs: h.Labs, Client: h.Client, Bus: h.Bus, Clock: h.Clock, Log: h.log})
-	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.Stepped, h.log)
-	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Bus, h.log)
+	h.Scenarios = scenario.New(h.Store, h.Labs, h.Client, h.Ledger, h.Orders, h.Keys, h.Stepped, h.Storms, h.log)
+	h.Lessons = lesson.New(h.Store, h.Labs, h.Scenarios, h.Ledger, h.Notify, h.Storms, h.Bus, h.log)
 	h.Classes = class.New(h.Store, h.Labs, h.Lessons, h.Scenarios, h.Bus, h.Clock, h.log)
 	h.Compare = compare.New(h.Store, h.Labs, h.Client, h.Ledger, h.Notify, h.Scenarios, h.Clock)
 	return h.start(ctx)

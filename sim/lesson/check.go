@@ -27,6 +27,7 @@ type Result struct {
 	Orders  []OrderCharges    // the expected orders, with their charges now
 	Answers []Answer          // the expected orders' answers now ("" when none yet)
 	Emails  []sim.OrderEmails // the expected orders, with their emails now
+	Storms  []StormSeen       // the lesson's storms, held to what it expects
 }
 
 // Check compares the lab's ledger and its operations' answers with what
@@ -57,6 +58,9 @@ func (ls *Lessons) check(ctx context.Context, l *labs.Lab, lesson Lesson) (Resul
 	}
 	r.Charges, r.Total = t.Payments, t.Total
 	met := r.Charges == lesson.Expect.Charges && r.Total == lesson.Expect.Total
+	if lesson.Expect.Storms != nil {
+		r.Storms, met = ls.stormsSeen(l, lesson)
+	}
 	for _, o := range lesson.Expect.Orders {
 		n, err := ls.ledger.OrderCharges(ctx, l, o.OrderID)
 		if err != nil {
@@ -103,10 +107,11 @@ ORDER BY a.n DESC LIMIT 1`, l.ID, orderID).Scan(&got)
 // of the whole lab: what a class's question measures before and after a
 // step, read as the lesson's own check reads them.
 type Seen struct {
-	Payments int64       `json:"payments"` // the lab's payments
-	Order    int64       `json:"order"`    // the order's payments
-	Answer   sim.Outcome `json:"answer"`   // the last attempt of the order's latest operation ("" none)
-	Emails   int64       `json:"emails"`   // the order's "order placed" emails
+	Payments int64       `json:"payments"`        // the lab's payments
+	Order    int64       `json:"order"`           // the order's payments
+	Answer   sim.Outcome `json:"answer"`          // the last attempt of the order's latest operation ("" none)
+	Emails   int64       `json:"emails"`          // the order's "order placed" emails
+	Storm    *StormFacts `json:"storm,omitempty"` // the lab's latest storm, when it has one
 }
 
 // Observe reads what the lab shows of the order now.
@@ -117,6 +122,7 @@ func (ls *Lessons) Observe(ctx context.Context, l *labs.Lab, orderID string) (Se
 		return s, err
 	}
 	s.Payments = t.Payments
+	s.Storm = ls.stormFacts(l)
 	if orderID == "" {
 		return s, nil
 	}

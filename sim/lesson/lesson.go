@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	"idemlab/sim"
+	"idemlab/sim/client/storm"
 	"idemlab/sim/events"
 	"idemlab/sim/labs"
 	"idemlab/sim/ledger"
@@ -48,13 +49,14 @@ type Lessons struct {
 	player *scenario.Scenarios
 	ledger *ledger.Ledger
 	notify *notify.Notifier
+	storms *storm.Storms
 	bus    *events.Bus
 	log    *slog.Logger
 }
 
 // New returns the lessons of the labs, their steps played by player.
-func New(s *store.Store, reg *labs.Registry, player *scenario.Scenarios, g *ledger.Ledger, n *notify.Notifier, bus *events.Bus, log *slog.Logger) *Lessons {
-	return &Lessons{store: s, labs: reg, player: player, ledger: g, notify: n, bus: bus, log: log}
+func New(s *store.Store, reg *labs.Registry, player *scenario.Scenarios, g *ledger.Ledger, n *notify.Notifier, st *storm.Storms, bus *events.Bus, log *slog.Logger) *Lessons {
+	return &Lessons{store: s, labs: reg, player: player, ledger: g, notify: n, storms: st, bus: bus, log: log}
 }
 
 // Room is the lesson's part in a lab's life: a reset asks for a new set-up.
@@ -212,8 +214,9 @@ func patchTo(s sim.Settings) sim.SettingsPatch {
 	return sim.SettingsPatch{
 		Protection: &s.Protection, KeyStrategy: &s.KeyStrategy, Network: &s.Network,
 		Retry: &sim.RetryPatch{Mode: &s.Retry.Mode, MaxAttempts: &s.Retry.MaxAttempts, BaseMS: &s.Retry.BaseMS,
-			CapMS: &s.Retry.CapMS, Jitter: &s.Retry.Jitter},
-		ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS, Isolation: &s.Isolation,
+			CapMS: &s.Retry.CapMS, Jitter: &s.Retry.Jitter, Budget: &s.Retry.Budget, MaxTokens: &s.Retry.MaxTokens,
+			TokenRatio: &s.Retry.TokenRatio, BudgetPercent: &s.Retry.BudgetPercent, RespectRetryAfter: &s.Retry.RespectRetryAfter},
+		CapacityRPS: &s.CapacityRPS, ClientTimeoutMS: &s.ClientTimeoutMS, ServerDelayMS: &s.ServerDelayMS, CheckGapMS: &s.CheckGapMS, Isolation: &s.Isolation,
 		KeyTTLS: &s.KeyTTLS, LockTimeoutMS: &s.LockTimeoutMS, ServerFault: &s.ServerFault,
 		Notify: &s.Notify, Delivery: &s.Delivery, ConsumerDedup: &s.ConsumerDedup, PublishDedup: &s.PublishDedup,
 		AckWaitMS: &s.AckWaitMS,

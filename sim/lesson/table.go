@@ -27,6 +27,10 @@ type Expect struct {
 	Orders  []OrderCharges    // how many times each order is charged
 	Answers []Answer          // what the last attempt of an order's latest operation got
 	Emails  []sim.OrderEmails // how many "order placed" emails each order gets
+	// Storms is what the lesson's storms show, by their own counts; a
+	// lesson with storms is not held to the ledger's totals (Charges,
+	// Total): those are its storms'.
+	Storms []StormExpect
 }
 
 // OrderCharges is how many payments an order has.
@@ -262,7 +266,7 @@ var table = []Lesson{{
 	Expect: Expect{Charges: 4, Total: 6000,
 		Orders:  []OrderCharges{{"order-42", 2}, {"order-43", 1}, {"order-44", 1}},
 		Answers: []Answer{{"order-43", sim.OutcomeDuplicate}, {"order-44", sim.OutcomeDuplicate}}},
-}}
+}, stormLesson}
 
 // steppedRace is a stepped race of two racers on the order, then its
 // steps: "A" takes racer A to its next point, "A*" to its answer.

@@ -63,6 +63,12 @@ func (sc *Scenarios) Play(ctx context.Context, l *labs.Lab, a sim.Action) error 
 		return err
 	case "step":
 		return sc.step(ctx, l, a)
+	case "storm": // run to its end: the step's outcome is the storm's
+		if a.Storm == nil {
+			return sim.Invalid(sim.Broke("storm", "required"))
+		}
+		_, err := sc.storms.Run(ctx, l, *a.Storm)
+		return err
 	case "retry", "race":
 		id, err := sc.client.OperationID(ctx, l, a.Op)
 		if err != nil {

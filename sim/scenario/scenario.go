@@ -16,6 +16,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/client"
+	"idemlab/sim/client/storm"
 	"idemlab/sim/idempotency"
 	"idemlab/sim/labs"
 	"idemlab/sim/ledger"
@@ -33,6 +34,7 @@ type Scenarios struct {
 	orders *orders.Orders
 	keys   *idempotency.Keys
 	races  *stepped.Races
+	storms *storm.Storms
 	log    *slog.Logger
 
 	flaters sync.Pool // *flate.Writer: a new one allocates about a megabyte
@@ -51,8 +53,8 @@ type code struct {
 
 // New returns the scenarios of the labs, played through the client, the
 // ledger, the orders and the keys' clock.
-func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, o *orders.Orders, k *idempotency.Keys, r *stepped.Races, log *slog.Logger) *Scenarios {
-	return &Scenarios{store: s, labs: reg, client: c, ledger: g, orders: o, keys: k, races: r, log: log, codes: map[string]code{}}
+func New(s *store.Store, reg *labs.Registry, c *client.Client, g *ledger.Ledger, o *orders.Orders, k *idempotency.Keys, r *stepped.Races, st *storm.Storms, log *slog.Logger) *Scenarios {
+	return &Scenarios{store: s, labs: reg, client: c, ledger: g, orders: o, keys: k, races: r, storms: st, log: log, codes: map[string]code{}}
 }
 
 // Room is the scenario's part in a lab's life: its actions (a reset

@@ -22,9 +22,10 @@ import (
 
 // Storm is one storm of one lab.
 type Storm struct {
-	ID  string
-	Lab string
-	Req Request
+	ID    string
+	Lab   string
+	Req   Request
+	Under Under // the lab's settings it started under
 
 	s       *Storms
 	l       *labs.Lab
@@ -41,8 +42,10 @@ type Storm struct {
 func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
 	start := time.Now()
 	n := int((seconds(float64(r.DurationS)) + Drain) / Step)
+	set := l.Settings()
 	st := &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
-		rec: &record{start: start, calm: start.Add(r.calm()), series: make([]Bucket, n)}, done: make(chan struct{})}
+		Under: Under{Protection: set.Protection, CapacityRPS: set.CapacityRPS, Retry: set.Retry, TimeoutMS: set.ClientTimeoutMS},
+		rec:   &record{start: start, calm: start.Add(calm(r)), series: make([]Bucket, n)}, done: make(chan struct{})}
 	st.ctx, st.stop = context.WithDeadline(s.ctx, start.Add(seconds(float64(r.DurationS))+Drain))
 	return st
 }
@@ -55,6 +58,8 @@ func (st *Storm) run() {
 	defer release()
 	ctx := st.ctx
 	defer st.stop()
+	defer st.tell() // its end, once its double charges are counted
+	go st.ticks(ctx)
 	st.firstN = st.lastPayment(ctx)
 	var wg sync.WaitGroup
 	for i := range st.Req.Clients {
@@ -68,9 +73,9 @@ func (st *Storm) run() {
 }
 
 // client begins operations until the storm's duration ends, the first at
-// the storm's start, then one every Req.every() on average.
+// the storm's start, then one every every(Req) on average.
 func (st *Storm) client(ctx context.Context, i int) {
-	seed := st.l.Settings().Seed
+	seed := st.l.Settings().Seed // the lab's, as of each client's start
 	rng := mrand.New(mrand.NewPCG(uint64(seed), uint64(i)))
 	end := st.rec.start.Add(seconds(float64(st.Req.DurationS)))
 	next := st.rec.start // the first burst: every client's first operation at once
@@ -83,7 +88,7 @@ func (st *Storm) client(ctx context.Context, i int) {
 		}
 		// the next a random while later, every() on average (a Poisson
 		// stream): bursts after the first come from the retry policy
-		gap := time.Duration(rng.ExpFloat64() * float64(st.Req.every()))
+		gap := time.Duration(rng.ExpFloat64() * float64(every(st.Req)))
 		if next = next.Add(gap); next.Before(time.Now()) { // late: no burst to catch up
 			next = time.Now()
 		}
@@ -99,10 +104,9 @@ func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) b
 		key = &order
 	}
 	began := time.Now()
-	s := st.l.Settings()
-	prev := time.Duration(s.Retry.BaseMS) * time.Millisecond
+	p := st.Under.Retry
+	prev := time.Duration(p.BaseMS) * time.Millisecond
 	for k := 1; ; k++ {
-		p := st.l.Settings().Retry
 		t := time.Now()
 		if k == 1 {
 			b.First(t, p)
@@ -134,6 +138,31 @@ func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) b
 	}
 }
 
+// tickEvery is how often a running storm tells the lab's pages to draw it
+// again, whatever its charges tell them.
+const tickEvery = 250 * time.Millisecond
+
+// ticks tells the lab's pages, while the storm runs, that it moved on.
+func (st *Storm) ticks(ctx context.Context) {
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			st.tell()
+		}
+	}
+}
+
+// tell publishes that the storm moved on.
+func (st *Storm) tell() {
+	if b := st.s.cfg.Bus; b != nil {
+		b.Publish(sim.Event{Lab: st.Lab, Kind: sim.EventStorm})
+	}
+}
+
 // spend takes one of the storm's attempts, false when none is left.
 func (st *Storm) spend() bool {
 	st.sent.Lock()
@@ -160,10 +189,9 @@ var errDown = errors.New("storm: connection refused: the server is down")
 
 // attempt sends one attempt, at t, through the network and the outage.
 func (st *Storm) attempt(ctx context.Context, order string, key *string, t time.Time, rng *mrand.Rand) answer {
-	if st.Req.down(t.Sub(st.rec.start)) {
+	if down(st.Req, t.Sub(st.rec.start)) {
 		return answer{err: errDown, down: true}
 	}
-	s := st.l.Settings()
 	fate := sim.FateOK
 	if rng.Float64() < st.Req.Fates.ResponseLost {
 		fate = sim.FateResponseLost
@@ -177,7 +205,7 @@ func (st *Storm) attempt(ctx context.Context, order string, key *string, t time.
 		release := g.Use()
 		st.spawned.Go(func() { defer release(); f() })
 	}}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(s.ClientTimeoutMS)*time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(st.Under.TimeoutMS)*time.Millisecond)
 	defer cancel()
 	body := sim.Charge{OrderID: order, Amount: 100}.Body()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.s.cfg.BaseURL+api.ChargesPath(st.Lab), bytes.NewReader(body))

@@ -13,21 +13,22 @@ package storm
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/events"
 	"idemlab/sim/labs"
 	"idemlab/sim/store"
 )
 
 // Bounds of a storm.
 const (
-	MaxClients  = 2000
-	MaxDuration = 60 // seconds of new operations
+	MaxClients  = sim.MaxStormClients
+	MaxDuration = sim.MaxStormDuration
 	// Drain is how long a storm's operations may go on retrying after
 	// its last one began.
 	Drain = 30 * time.Second
@@ -39,64 +40,16 @@ const (
 )
 
 // Request is what a storm is asked to be.
-type Request struct {
-	Clients   int     `json:"clients"`
-	DurationS int     `json:"duration_s"`
-	EveryS    float64 `json:"every_s,omitempty"` // a client begins an operation this often; 0 is 1
-	Outage    *Outage `json:"outage,omitempty"`
-	Key       bool    `json:"key"`
-	Fates     Fates   `json:"fates"`
-}
-
-// Outage is a window in which the server is down: every attempt sent in it
-// fails at once, without reaching it.
-type Outage struct {
-	AtS  float64 `json:"at_s"`
-	ForS float64 `json:"for_s"`
-}
-
-// Fates are the network's chances for each attempt.
-type Fates struct {
-	ResponseLost float64 `json:"response-lost"` // the server does the work, the answer is lost
-}
-
-// Validate names every field of r out of its range.
-func (r Request) Validate() error {
-	var fs []sim.FieldError
-	if r.Clients < 1 || r.Clients > MaxClients {
-		fs = append(fs, sim.Broke("clients", "range", 1, MaxClients))
-	}
-	if r.DurationS < 1 || r.DurationS > MaxDuration {
-		fs = append(fs, sim.Broke("duration_s", "range", 1, MaxDuration))
-	}
-	if e := r.EveryS; !(e == 0 || e >= 0.1 && e <= float64(MaxDuration)) {
-		fs = append(fs, sim.Broke("every_s", "range-decimal", 0.1, float64(MaxDuration)))
-	}
-	if o := r.Outage; o != nil {
-		if !(o.AtS >= 0 && o.AtS <= float64(MaxDuration)) {
-			fs = append(fs, sim.Broke("outage.at_s", "range-decimal", 0.0, float64(MaxDuration)))
-		}
-		if !(o.ForS > 0 && o.ForS <= float64(MaxDuration)) {
-			fs = append(fs, sim.Broke("outage.for_s", "range-decimal", 0.1, float64(MaxDuration)))
-		}
-	}
-	if p := r.Fates.ResponseLost; !(p >= 0 && p <= 1) {
-		fs = append(fs, sim.Broke("fates.response-lost", "range-decimal", 0.0, 1.0))
-	}
-	if len(fs) > 0 {
-		return sim.Invalid(fs...)
-	}
-	return nil
-}
+type Request = sim.StormRequest
 
 // down reports whether the server is down at d into the storm.
-func (r Request) down(d time.Duration) bool {
+func down(r Request, d time.Duration) bool {
 	o := r.Outage
 	return o != nil && d >= seconds(o.AtS) && d < seconds(o.AtS+o.ForS)
 }
 
 // every is how often a client begins an operation.
-func (r Request) every() time.Duration {
+func every(r Request) time.Duration {
 	if r.EveryS == 0 {
 		return time.Second
 	}
@@ -104,7 +57,7 @@ func (r Request) every() time.Duration {
 }
 
 // calm is when the storm's calm begins: the outage's end, or its start.
-func (r Request) calm() time.Duration {
+func calm(r Request) time.Duration {
 	if o := r.Outage; o != nil {
 		return seconds(o.AtS + o.ForS)
 	}
@@ -119,6 +72,7 @@ type Config struct {
 	Transport http.RoundTripper // reaches it
 	Store     *store.Store      // the ledger, for the double charges
 	Labs      *labs.Registry    // the in-flight limits
+	Bus       *events.Bus       // told while a storm runs, and at its end
 	Log       *slog.Logger
 }
 
@@ -197,26 +151,34 @@ func (room) Init(context.Context, *store.Tx, string) error  { return nil }
 func (room) Reset(context.Context, *store.Tx, string) error { return nil }
 func (room) Purge(context.Context, string) error            { return nil }
 
-// Halt stops the lab's storm before a reset.
-func (r room) Halt(ctx context.Context, lab string, _ labs.Closing) { r.s.stopLab(ctx, lab) }
+// Halt stops the lab's storm before a reset, and forgets its storms: their
+// payments go with the reset.
+func (r room) Halt(ctx context.Context, lab string, _ labs.Closing) {
+	r.s.stopLab(ctx, lab)
+	r.s.forget(lab)
+}
 
-// Close stops the lab's storm when the lab goes.
+// Close stops the lab's storm when the lab goes, and forgets its storms.
 func (r room) Close(ctx context.Context, lab string, why labs.Closing) {
 	if why != labs.Evicted { // a lab with a storm stays in memory: it holds it
 		r.s.stopLab(ctx, lab)
+		r.s.forget(lab)
 	}
+}
+
+// Clear forgets the lab's storms that are done.
+func (s *Storms) Clear(lab string) { s.forget(lab) }
+
+// forget drops the lab's storms that are done.
+func (s *Storms) forget(lab string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kept = slices.DeleteFunc(s.kept, func(st *Storm) bool { return st.Lab == lab && !st.running() })
 }
 
 // stopLab stops the lab's running storm and waits for its end, or ctx's.
 func (s *Storms) stopLab(ctx context.Context, lab string) {
-	s.mu.Lock()
-	var running *Storm
-	for _, st := range s.kept {
-		if st.Lab == lab && st.running() {
-			running = st
-		}
-	}
-	s.mu.Unlock()
+	running := s.running(lab)
 	if running == nil {
 		return
 	}
@@ -243,6 +205,68 @@ func (s *Storms) Stop(ctx context.Context, lab, id string) error {
 	}
 }
 
+// Run starts a storm in the lab once the lab's running one (if any) has
+// ended, and waits for its end, or ctx's: a lesson's step.
+func (s *Storms) Run(ctx context.Context, l *labs.Lab, r Request) (*Storm, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	for {
+		st, err := s.Start(l, r)
+		if sim.ErrorCode(err) == sim.EConflict {
+			if running := s.running(l.ID); running != nil {
+				select {
+				case <-running.done:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-st.done:
+			return st, nil
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
+// running is the lab's running storm, nil when none runs.
+func (s *Storms) running(lab string) *Storm {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.kept {
+		if st.Lab == lab && st.running() {
+			return st
+		}
+	}
+	return nil
+}
+
+// Running reports whether a storm runs in the lab.
+func (s *Storms) Running(lab string) bool { return s.running(lab) != nil }
+
+// Latest is the lab's last n storms (or fewer), oldest first.
+func (s *Storms) Latest(lab string, n int) []View {
+	s.mu.Lock()
+	var of []*Storm
+	for i := len(s.kept) - 1; i >= 0 && len(of) < n; i-- {
+		if s.kept[i].Lab == lab {
+			of = append(of, s.kept[i])
+		}
+	}
+	s.mu.Unlock()
+	views := make([]View, len(of))
+	for i, st := range of {
+		views[len(of)-1-i] = st.View()
+	}
+	return views
+}
+
 // Get is the lab's storm id.
 func (s *Storms) Get(lab, id string) (*Storm, error) {
 	s.mu.Lock()
@@ -254,36 +278,3 @@ func (s *Storms) Get(lab, id string) (*Storm, error) {
 	}
 	return nil, sim.Errorf(sim.ENotFound, "no-storm", sim.Clip(id))
 }
-
-// View is a storm as its API shows it.
-type View struct {
-	ID      string   `json:"id"`
-	State   string   `json:"state"` // running, done
-	Request Request  `json:"request"`
-	StepMS  int64    `json:"step_ms"`
-	Series  []Bucket `json:"series"`
-	Summary Summary  `json:"summary"`
-}
-
-// View is the storm now.
-func (st *Storm) View() View {
-	series, sum := st.rec.view()
-	state := "done"
-	if st.running() {
-		state = "running"
-		series = series[:min(len(series), int(time.Since(st.rec.start)/Step)+1)]
-	}
-	return View{ID: st.ID, State: state, Request: st.Req, StepMS: Step.Milliseconds(), Series: series, Summary: sum}
-}
-
-func (st *Storm) running() bool {
-	select {
-	case <-st.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// ordersOf is the prefix of a storm's orders: storm-{id}-{client}-{n}.
-func ordersOf(id string) string { return fmt.Sprintf("storm-%s-", id) }
