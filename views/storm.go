@@ -137,7 +137,6 @@ func (a stormAxis) secondTicks() []int {
 	return out
 }
 
-
 // StormSecond is a second of a storm, summed, for the table.
 type StormSecond struct {
 	At                                              int
