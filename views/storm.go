@@ -18,6 +18,7 @@ type StormView struct {
 type StormRun struct {
 	N                   int // 1 or 2: its place in the panel
 	ID, State           string
+	Path                string // its address in the API: its JSON; + "/series.csv" its series as CSV
 	Clients, DurationS  int
 	EveryS              float64
 	OutageAt, OutageFor float64 // seconds; OutageFor 0: no outage

@@ -11,8 +11,8 @@ import (
 
 // The storm's lab: a server that takes 50 charges a second, clients that
 // retry by themselves without jitter and ignore Retry-After.
-const stormSettings = `{"protection":"replay","key_strategy":"uuid","capacity_rps":50,
-"retry":{"mode":"auto","max_attempts":6,"base_ms":300,"cap_ms":2400,"jitter":"none","respect_retry_after":false}}`
+const stormSettings = `{"protection":"replay","key_strategy":"uuid","capacity_rps":40,
+"retry":{"mode":"auto","max_attempts":5,"base_ms":300,"cap_ms":2400,"jitter":"none","respect_retry_after":false}}`
 
 // stormWords are what the panel says, by language.
 var stormWords = map[string]map[string]string{
@@ -63,12 +63,19 @@ func TestBrowserStormDrawnLive(t *testing.T) {
 			if len(boxes) != 2 || boxes[0] != boxes[1] || strings.Contains(boxes[0], "undefined") {
 				t.Errorf("%s: the two charts' boxes, outages and scales %q; want the same", lang, boxes)
 			}
+			for _, link := range []string{"storm-csv", "storm-json"} {
+				href := eval[string](l, `new URL(`+jsTid(link)+`.href).pathname`)
+				if r := l.s.do("GET", href, ""); r.Status != http.StatusOK || len(r.Body) < 100 {
+					t.Errorf("%s: the %s link %s: %d, %d bytes", lang, link, href, r.Status, len(r.Body))
+				}
+			}
 			if rows := eval[int](l, `document.querySelectorAll('[data-testid="storm-table"] tbody tr').length`); rows < 4 {
 				t.Errorf("%s: the storms' tables hold %d rows, want a row a second of each", lang, rows)
 			}
 			for _, size := range [][2]int64{{1920, 1080}, {1280, 720}} {
 				l.do(chromedp.EmulateViewport(size[0], size[1]))
-				l.waitJS(`document.querySelectorAll('.storm-chart')[1].getBoundingClientRect().bottom <= innerHeight`, fmt.Sprintf("%d×%d: the second chart in the window", size[0], size[1]))
+				// the panel scrolls within the column when its storms are taller
+				l.waitJS(`(document.querySelectorAll('.storm-chart')[1].scrollIntoView({block: "nearest"}), document.querySelectorAll('.storm-chart')[1].getBoundingClientRect().bottom <= innerHeight)`, fmt.Sprintf("%d×%d: the second chart in the window", size[0], size[1]))
 				l.shoot(dir, fmt.Sprintf("storm-two-%s-%dx%d.png", lang, size[0], size[1]))
 			}
 			l.axe(src, "two storms drawn ("+lang+")")
@@ -76,13 +83,13 @@ func TestBrowserStormDrawnLive(t *testing.T) {
 	}
 }
 
-// startStorm fills the Storm panel's form and starts a storm: 300 clients
+// startStorm fills the Storm panel's form and starts a storm: 200 clients
 // for 2 s, the server down from 0.5 s for 1.5 s.
 func (l *labTab) startStorm() {
 	l.t.Helper()
 	l.do(chromedp.Click(tid("tab-storm")))
 	l.waitJS(`document.getElementById("dock-storm").checkVisibility() && !`+jsTid("storm-start")+`.disabled`, "the Storm panel, ready")
-	for id, v := range map[string]string{"storm-clients": "300", "storm-duration": "2", "storm-every": "10", "storm-outage-at": "0.5", "storm-outage-for": "1.5"} {
+	for id, v := range map[string]string{"storm-clients": "200", "storm-duration": "2", "storm-every": "10", "storm-outage-at": "0.5", "storm-outage-for": "1.5"} {
 		l.do(chromedp.SetValue(tid(id), v))
 	}
 	l.do(chromedp.Click(tid("storm-start")))

@@ -175,7 +175,7 @@ func TestStormBudgetStopsTheAmplification(t *testing.T) {
 			return `"protection":"unique","capacity_rps":20,
 "retry":{"mode":"auto","max_attempts":5,"base_ms":50,"cap_ms":200,"respect_retry_after":false,"budget":"` + budget + `","budget_percent":10}`
 		},
-		func(string) string { return `{"clients":100,"duration_s":2,"key":true}` })
+		func(string) string { return `{"clients":100,"duration_s":1,"key":true}` })
 	for seed := range seeds {
 		none, ratio := runs["none"][seed], runs["ratio"][seed]
 		for budget, r := range map[string]stormRun{"none": none, "ratio": ratio} {
@@ -224,11 +224,11 @@ func TestStormJitterSpreadsTheHerd(t *testing.T) {
 	s := startServer(t)
 	runs := seeded(t, s, true, []string{"none", "full"},
 		func(jitter string) string {
-			return `"protection":"replay","capacity_rps":50,"retry":{"mode":"auto","max_attempts":6,"base_ms":300,"cap_ms":2400,"jitter":"` +
+			return `"protection":"replay","capacity_rps":40,"retry":{"mode":"auto","max_attempts":5,"base_ms":300,"cap_ms":2400,"jitter":"` +
 				jitter + `","respect_retry_after":false}`
 		},
 		func(string) string {
-			return `{"clients":300,"duration_s":2,"every_s":10,"key":true,"outage":{"at_s":0.5,"for_s":1.5}}`
+			return `{"clients":200,"duration_s":2,"every_s":10,"key":true,"outage":{"at_s":0.5,"for_s":1.5}}`
 		})
 	peak := func(r stormRun) (p int) {
 		for _, b := range r.Series[20:] { // after the outage

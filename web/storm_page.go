@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"idemlab/api"
 	"idemlab/sim"
 	"idemlab/sim/client/storm"
 	"idemlab/sim/house"
@@ -24,7 +25,7 @@ func stormView(h *house.House, l *labs.Lab, lessonN int) views.StormView {
 		if r.State == "running" {
 			v.Running = r.ID
 		}
-		v.Storms = append(v.Storms, stormRun(i+1, r))
+		v.Storms = append(v.Storms, stormRun(l.ID, i+1, r))
 	}
 	return v
 }
@@ -35,9 +36,9 @@ func isStormLesson(n int) bool {
 	return err == nil && ls.Expect.Storms != nil
 }
 
-func stormRun(n int, r storm.View) views.StormRun {
+func stormRun(lab string, n int, r storm.View) views.StormRun {
 	u := r.Under
-	run := views.StormRun{N: n, ID: r.ID, State: r.State, Clients: r.Request.Clients, DurationS: r.Request.DurationS,
+	run := views.StormRun{N: n, ID: r.ID, State: r.State, Path: api.StormPath(lab, r.ID), Clients: r.Request.Clients, DurationS: r.Request.DurationS,
 		EveryS: r.Request.EveryS, Key: r.Request.Key, Lost: r.Request.Fates.ResponseLost,
 		Protection: string(u.Protection), Jitter: string(u.Retry.Jitter), Budget: string(u.Retry.Budget),
 		BudgetPercent: u.Retry.BudgetPercent, Capacity: u.CapacityRPS,
@@ -87,6 +88,9 @@ func addStormForms(e *echo.Echo, h *house.House, hub *Hub) {
 	}), oneValueEach, withLang)
 	e.POST("/labs/:lab/storm/stop", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		return h.Storms.Stop(c.Request().Context(), l.ID, c.FormValue("storm"))
+	}), oneValueEach, withLang)
+	e.POST("/labs/:lab/storm/preset", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
+		return h.Lessons.PlayStory(c.Request().Context(), l, c.FormValue("story"))
 	}), oneValueEach, withLang)
 	e.POST("/labs/:lab/storm/clear", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		h.Storms.Clear(l.ID)

@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"context"
 	"time"
 
 	"idemlab/sim"
@@ -136,23 +137,23 @@ func (ls *Lessons) stormsSeen(l *labs.Lab, lesson Lesson) ([]StormSeen, bool) {
 var stormLesson = Lesson{
 	N: 15,
 	Settings: lessonSettings(func(s *sim.Settings) {
-		s.Protection, s.KeyStrategy, s.CapacityRPS = sim.ProtectReplay, sim.KeyUUID, 50
-		s.Retry = sim.RetryPolicy{Mode: sim.RetryAuto, MaxAttempts: 6, BaseMS: 300, CapMS: 2400, Jitter: sim.JitterNone,
+		s.Protection, s.KeyStrategy, s.CapacityRPS = sim.ProtectReplay, sim.KeyUUID, 40
+		s.Retry = sim.RetryPolicy{Mode: sim.RetryAuto, MaxAttempts: 5, BaseMS: 300, CapMS: 2400, Jitter: sim.JitterNone,
 			Budget: sim.BudgetNone, MaxTokens: 10, TokenRatio: 0.1, BudgetPercent: 10, RespectRetryAfter: false}
 	}),
 	Steps: []sim.Action{
-		stormOf(sim.StormRequest{Clients: 300, DurationS: 2, EveryS: 10, Key: true, Outage: &sim.StormOutage{AtS: 0.5, ForS: 1.5}}),
+		stormOf(sim.StormRequest{Clients: 200, DurationS: 2, EveryS: 10, Key: true, Outage: &sim.StormOutage{AtS: 0.5, ForS: 1.5}}),
 		switchTo(sim.SettingsPatch{Retry: &sim.RetryPatch{Jitter: ptr(sim.JitterFull)}}),
-		stormOf(sim.StormRequest{Clients: 300, DurationS: 2, EveryS: 10, Key: true, Outage: &sim.StormOutage{AtS: 0.5, ForS: 1.5}}),
+		stormOf(sim.StormRequest{Clients: 200, DurationS: 2, EveryS: 10, Key: true, Outage: &sim.StormOutage{AtS: 0.5, ForS: 1.5}}),
 		switchTo(sim.SettingsPatch{CapacityRPS: ptr(20),
 			Retry: &sim.RetryPatch{MaxAttempts: ptr(5), BaseMS: ptr(50), CapMS: ptr(200), Budget: ptr(sim.BudgetNone)}}),
-		stormOf(sim.StormRequest{Clients: 100, DurationS: 2, Key: true}),
+		stormOf(sim.StormRequest{Clients: 100, DurationS: 1, Key: true}),
 		switchTo(sim.SettingsPatch{Retry: &sim.RetryPatch{Budget: ptr(sim.BudgetRatio)}}),
-		stormOf(sim.StormRequest{Clients: 100, DurationS: 2, Key: true}),
+		stormOf(sim.StormRequest{Clients: 100, DurationS: 1, Key: true}),
 		switchTo(sim.SettingsPatch{Protection: ptr(sim.ProtectUnique), CapacityRPS: ptr(0),
 			Retry: &sim.RetryPatch{Budget: ptr(sim.BudgetNone), MaxAttempts: ptr(4), BaseMS: ptr(20), CapMS: ptr(100)}}),
-		stormOf(sim.StormRequest{Clients: 40, DurationS: 2, Key: false, Fates: sim.StormFates{ResponseLost: 0.2}}),
-		stormOf(sim.StormRequest{Clients: 40, DurationS: 2, Key: true, Fates: sim.StormFates{ResponseLost: 0.2}}),
+		stormOf(sim.StormRequest{Clients: 40, DurationS: 1, Key: false, Fates: sim.StormFates{ResponseLost: 0.2}}),
+		stormOf(sim.StormRequest{Clients: 40, DurationS: 1, Key: true, Fates: sim.StormFates{ResponseLost: 0.2}}),
 	},
 	Expect: Expect{Storms: []StormExpect{
 		{Measure: PeakRetries, Of: 1, Than: 2, Rule: "≥", Bound: 3},
@@ -165,3 +166,42 @@ var stormLesson = Lesson{
 }
 
 func stormOf(r sim.StormRequest) sim.Action { return sim.Action{Kind: "storm", Storm: &r} }
+
+// StormStories are the storm lesson's three stories, the storm panel's
+// presets: each a run of the lesson's steps, two storms and the switch
+// between them.
+var StormStories = []struct {
+	Name     string
+	From, To int // the lesson's steps [From, To)
+}{{"herd", 0, 3}, {"budget", 3, 7}, {"keys", 7, 10}}
+
+// PlayStory plays the storm lesson's story in the lab, as a preset: the
+// lesson's settings with every switch before the story, then the story's
+// steps, its two storms run to their ends. The lab's lesson stays where
+// it was.
+func (ls *Lessons) PlayStory(ctx context.Context, l *labs.Lab, name string) error {
+	for _, st := range StormStories {
+		if st.Name != name {
+			continue
+		}
+		set := stormLesson.Settings
+		for _, a := range stormLesson.Steps[:st.From] {
+			if a.Settings != nil {
+				var err error
+				if set, err = set.Apply(*a.Settings); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := ls.labs.UpdateSettings(ctx, l, patchTo(set)); err != nil {
+			return err
+		}
+		for _, a := range stormLesson.Steps[st.From:st.To] {
+			if err := ls.player.Play(ctx, l, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return sim.Invalid(sim.Broke("story", "one-of", "herd, budget, keys"))
+}
