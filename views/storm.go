@@ -173,3 +173,11 @@ func (r StormRun) Peak() int {
 	}
 	return peak
 }
+
+// stormsPoll is how often the storms page asks for its storms again.
+func stormsPoll(v StormView) string {
+	if v.Running != "" {
+		return "every 1s"
+	}
+	return "every 3s"
+}

@@ -64,7 +64,8 @@ func classInBrowser(t *testing.T, axeSrc, lang string) {
 		// A phone asks every second; the bound only keeps a stuck phone from
 		// hanging the test (CI's loaded browsers once took over 5 s).
 		if !p.poll(jsTid("phone-you")+` !== null`, 15*time.Second) {
-			t.Fatalf("phone %d did not show the reveal within 15 s\n%s", i, p.state())
+			now := eval[string](p, `(document.getElementById("phone-now")?.outerHTML ?? "(no #phone-now)").slice(0, 600) + " visibility=" + document.visibilityState`)
+			t.Fatalf("phone %d did not show the reveal within 15 s: %s\n%s", i, now, p.state())
 		}
 	}
 	t.Logf("the phones showed the reveal %v after the projector", time.Since(start).Round(time.Millisecond))

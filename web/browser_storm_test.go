@@ -79,6 +79,7 @@ func TestBrowserStormDrawnLive(t *testing.T) {
 				l.shoot(dir, fmt.Sprintf("storm-two-%s-%dx%d.png", lang, size[0], size[1]))
 			}
 			l.axe(src, "two storms drawn ("+lang+")")
+			l.wideStorms(src, dir, lang)
 		})
 	}
 }
@@ -100,4 +101,28 @@ func (l *labTab) startStorm() {
 func (l *labTab) stormBuckets() int {
 	l.t.Helper()
 	return eval[int](l, `+(document.querySelector('[data-testid="storm-run"][data-state="running"]')?.dataset.buckets ?? 0)`)
+}
+
+// wideStorms opens the storms' own page from the panel: the two storms
+// side by side as wide as the screen, shot and axed; then a third storm,
+// started through the API, drawn there as it runs, beside the second.
+func (l *labTab) wideStorms(src, dir, lang string) {
+	l.t.Helper()
+	l.do(chromedp.EmulateViewport(1920, 1080))
+	l.do(chromedp.Click(tid("storm-wide")))
+	l.waitAfterNavigation(`document.querySelectorAll('[data-testid="storms-region"] [data-testid="storm-run"]').length === 2`, "the storms page with two storms")
+	tops := eval[[]float64](l, `[...document.querySelectorAll('.storms-side .storm-chart')].map(c => Math.round(c.getBoundingClientRect().top))`)
+	if len(tops) != 2 || tops[0] != tops[1] {
+		l.t.Errorf("%s: the storms page's charts start at %v; want side by side", lang, tops)
+	}
+	l.shoot(dir, "storms-page-"+lang+"-1920x1080.png")
+	l.axe(src, "the storms page ("+lang+")")
+	second := eval[string](l, `document.querySelectorAll('[data-testid="storm-run"]')[1].dataset.storm`)
+	l.s.must(http.StatusCreated, "POST", l.prefix+"/storms", `{"clients":50,"duration_s":3}`)
+	l.waitJS(`document.querySelector('[data-testid="storms-region"]').dataset.running === "yes"`, "the storms page to see the third storm run")
+	l.waitJS(fmt.Sprintf(`(() => { const runs = document.querySelectorAll('[data-testid="storm-run"]');
+		return document.querySelector('[data-testid="storms-region"]').dataset.running === "no" && runs[0].dataset.storm === %q && runs[1].dataset.state === "done"; })()`, second),
+		"the third storm drawn to its end, beside the second")
+	l.do(chromedp.EmulateViewport(1280, 720))
+	l.shoot(dir, "storms-page-"+lang+"-1280x720.png")
 }

@@ -102,6 +102,9 @@ func TestStormKeysMakeItSafe(t *testing.T) {
 			}
 		}
 	}
+	for seed := range seeds {
+		t.Logf("seed %d: %d double charges without keys, %d with", seed+1, runs["false"][seed].Summary.DoubleCharges, runs["true"][seed].Summary.DoubleCharges)
+	}
 	v := runs["true"][0]
 	if csv := s.must(http.StatusOK, "GET", v.Prefix+"/storms/"+v.ID+"/series.csv", ""); !strings.HasPrefix(string(csv.Body), "t_ms,first_tries,retries,") ||
 		strings.Count(string(csv.Body), "\n") != len(v.Series)+1 {
@@ -184,6 +187,7 @@ func TestStormBudgetStopsTheAmplification(t *testing.T) {
 		if a, b := none.Summary.Amplification, ratio.Summary.Amplification; b > 1.1+0.02 || a < 2 {
 			t.Errorf("seed %d, amplification: %.2f without a budget, %.2f with a 10%% ratio; want at least 2, and at most 1.1 + 0.02", seed+1, a, b)
 		}
+		t.Logf("seed %d: amplification %.2f without a budget, %.2f with a 10%% ratio", seed+1, none.Summary.Amplification, ratio.Summary.Amplification)
 	}
 }
 

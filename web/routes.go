@@ -42,7 +42,7 @@ func addRoutes(e *echo.Echo, h *house.House, hub *Hub, limit routeLimits, files 
 	e.POST("/labs/:lab/lesson/step", handleLessonStep(h, hub), oneValueEach, withLang)
 	e.GET("/labs/:lab/events", handleEvents(h, hub), withLang)
 	addSteppedForms(e, h, hub)
-	addStormForms(e, h, hub)
+	addStormForms(e, root, h, hub)
 	get(root, "/compare", handleCompareStart(), withLang)
 	e.POST("/compare", handleCompare(h), limit.compares, oneValueEach, withLang)
 	get(root, "/compare/:id", handleComparePage(h), withLang)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -78,7 +79,27 @@ func stormForm(c echo.Context) (sim.StormRequest, error) {
 	return r, r.Validate()
 }
 
-func addStormForms(e *echo.Echo, h *house.House, hub *Hub) {
+// handleStormsPage is the lab's last two storms side by side, as wide as
+// the screen (GET /labs/{lab}/storms); region, its body alone, which the
+// page asks for every second while a storm runs.
+func handleStormsPage(h *house.House, region bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		l, err := h.Labs.Lab(c.Request().Context(), c.Param("lab"))
+		if err != nil {
+			return err
+		}
+		p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Large: largeType(c), Storm: stormView(h, l, l.Lesson().N)}
+		if region {
+			return render(c, http.StatusOK, views.StormsRegion(p))
+		}
+		return render(c, http.StatusOK, views.StormsPage(p))
+	}
+}
+
+// addStormForms adds the storm panel's forms and the storms page.
+func addStormForms(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub) {
+	get(root, "/labs/:lab/storms", handleStormsPage(h, false), withLang)
+	get(root, "/labs/:lab/storms/region", handleStormsPage(h, true), withLang)
 	e.POST("/labs/:lab/storm", labForm(h, hub, func(c echo.Context, l *labs.Lab) error {
 		r, err := stormForm(c)
 		if err == nil {

@@ -53,13 +53,15 @@ func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
 // run runs the storm's clients to their end, then counts its double
 // charges in the ledger.
 func (st *Storm) run() {
-	defer close(st.done)
 	release := st.l.Hold() // the lab stays in memory while its storm runs
 	defer release()
-	ctx := st.ctx
+	var ticker sync.WaitGroup
+	defer st.tell() // its end: after done, so that its pages draw it done
+	defer close(st.done)
+	defer ticker.Wait()
 	defer st.stop()
-	defer st.tell() // its end, once its double charges are counted
-	go st.ticks(ctx)
+	ctx := st.ctx
+	ticker.Go(func() { st.ticks(ctx) })
 	st.firstN = st.lastPayment(ctx)
 	var wg sync.WaitGroup
 	for i := range st.Req.Clients {
