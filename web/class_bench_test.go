@@ -152,7 +152,7 @@ func (p *phones) phone(ctx context.Context, c *http.Client, base, code string, i
 			}
 			p.votes.Add(1)
 		}
-		send("GET", "/join/"+code+"/now?v=o1-", "")
+		send("GET", "/join/"+code+"/now?v=open1-", "")
 		p.polls.Add(1)
 		p.busy.Add(-1)
 		after(ctx, time.Second)

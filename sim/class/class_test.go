@@ -98,3 +98,18 @@ func TestJoinCodes(t *testing.T) {
 		seen[c.Code] = true
 	}
 }
+
+// A phone that read a question while its step ran sees the reveal: every
+// state of a question is a version of its own (running and revealed once
+// shared one, and such a phone was told "nothing new" until the next
+// question).
+func TestPhoneVersionsTellEveryState(t *testing.T) {
+	seen := map[string]string{}
+	for _, state := range []string{class.Open, class.Running, class.Revealed} {
+		v := class.Phone{Question: &class.Question{N: 1, State: state}}.Version()
+		if other, ok := seen[v]; ok {
+			t.Errorf("question 1 %s and %s: both version %q", other, state, v)
+		}
+		seen[v] = state
+	}
+}

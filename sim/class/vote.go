@@ -81,7 +81,7 @@ func (p Phone) Version() string {
 	if p.Question == nil {
 		return "0"
 	}
-	return p.Question.State[:1] + strconv.Itoa(p.Question.N)
+	return p.Question.State + strconv.Itoa(p.Question.N) // running and revealed both begin with r
 }
 
 // Phone reads the class with the join code for a voter's phone. Many
