@@ -81,11 +81,12 @@ func (st *Storm) client(ctx context.Context, i int) {
 	rng := mrand.New(mrand.NewPCG(uint64(seed), uint64(i)))
 	end := st.rec.start.Add(seconds(float64(st.Req.DurationS)))
 	next := st.rec.start // the first burst: every client's first operation at once
+	var b budget.Retries // the client's own over all its operations, as a gRPC channel's
 	for n := 0; ; n++ {
 		if !next.Before(end) || !sleepUntil(ctx, next) {
 			return
 		}
-		if !st.operation(ctx, fmt.Sprintf("%s%d-%d", ordersOf(st.ID), i, n), rng) {
+		if !st.operation(ctx, fmt.Sprintf("%s%d-%d", ordersOf(st.ID), i, n), rng, &b) {
 			return
 		}
 		// the next a random while later, every() on average (a Poisson
@@ -99,8 +100,7 @@ func (st *Storm) client(ctx context.Context, i int) {
 
 // operation makes one operation's attempts, with its retries, and reports
 // whether the storm may go on (its attempts not spent, its time not out).
-func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand) bool {
-	var b budget.Retries // a client's own, as a gRPC channel's
+func (st *Storm) operation(ctx context.Context, order string, rng *mrand.Rand, b *budget.Retries) bool {
 	var key *string
 	if st.Req.Key {
 		key = &order
