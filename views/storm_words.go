@@ -44,6 +44,10 @@ func stormCaption(ctx context.Context, r StormRun) string {
 // stormSums says a storm's totals.
 func stormSums(ctx context.Context, r StormRun) string {
 	l := LangOf(ctx)
+	if r.OutageFor == 0 {
+		return l.T("storm.sums.calm", count(l, r.Operations, "storm.ops"), count(l, r.Attempts, "storm.attempts"),
+			l.Decimal(r.Amplification), r.Peak(), count(l, r.DoubleCharges, "storm.doubles"))
+	}
 	return l.T("storm.sums", count(l, r.Operations, "storm.ops"), count(l, r.Attempts, "storm.attempts"),
 		l.Decimal(r.Amplification), r.Peak(), l.Decimal(float64(r.DrainMS)/1000), count(l, r.DoubleCharges, "storm.doubles"))
 }

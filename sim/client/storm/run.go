@@ -45,7 +45,10 @@ func newStorm(s *Storms, l *labs.Lab, r Request) *Storm {
 	set := l.Settings()
 	st := &Storm{ID: sim.NewToken(), Lab: l.ID, Req: r, s: s, l: l,
 		Under: Under{Protection: set.Protection, CapacityRPS: set.CapacityRPS, Retry: set.Retry, TimeoutMS: set.ClientTimeoutMS},
-		rec:   &record{start: start, calm: start.Add(calm(r)), series: make([]Bucket, n)}, done: make(chan struct{})}
+		rec:   &record{start: start, series: make([]Bucket, n)}, done: make(chan struct{})}
+	if r.Outage != nil { // without one, no backlog is timed
+		st.rec.calm = start.Add(seconds(r.Outage.AtS + r.Outage.ForS))
+	}
 	st.ctx, st.stop = context.WithDeadline(s.ctx, start.Add(seconds(float64(r.DurationS))+Drain))
 	return st
 }

@@ -31,9 +31,9 @@ type Summary struct {
 	CompletionP50 int64   `json:"completion_p50_ms"`
 	CompletionP99 int64   `json:"completion_p99_ms"`
 	DoubleCharges int     `json:"double_charges"`
-	// DrainMS is how long the backlog took to clear once the calm began
-	// (the outage's end, or the storm's start): until 99 % of the
-	// operations begun by then had ended, done or given up.
+	// DrainMS is how long the backlog took to clear once the outage
+	// ended: until 99 % of the operations begun by then had ended, done or
+	// given up; 0 without an outage.
 	DrainMS int64 `json:"drain_ms"`
 }
 
@@ -101,7 +101,7 @@ func (r *record) ended(began time.Time, ok bool) {
 	took := now.Sub(began)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !began.After(r.calm) && len(r.backlog) < maxTook {
+	if !r.calm.IsZero() && !began.After(r.calm) && len(r.backlog) < maxTook {
 		r.backlog = append(r.backlog, now.Sub(r.calm).Milliseconds())
 	}
 	if ok {

@@ -56,14 +56,6 @@ func every(r Request) time.Duration {
 	return seconds(r.EveryS)
 }
 
-// calm is when the storm's calm begins: the outage's end, or its start.
-func calm(r Request) time.Duration {
-	if o := r.Outage; o != nil {
-		return seconds(o.AtS + o.ForS)
-	}
-	return 0
-}
-
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Config is what the storms depend on.
