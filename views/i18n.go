@@ -192,6 +192,15 @@ func Money(ctx context.Context, n int64) string { return LangOf(ctx).Money(n) }
 // Money is an amount of roubles as the language writes it: «1 500 ₽» in
 // Russian, "₽1,500" in English. Every amount the lab shows is written so.
 func (l Lang) Money(n int64) string {
+	if l == Russian {
+		return l.Number(n) + "\u00a0₽"
+	}
+	return "₽" + l.Number(n)
+}
+
+// Number is a whole number as the language groups its thousands: "1,500",
+// «1 500».
+func (l Lang) Number(n int64) string {
 	digits := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(digits, "-")
 	digits = strings.TrimPrefix(digits, "-")
@@ -200,18 +209,14 @@ func (l Lang) Money(n int64) string {
 		sep = "\u00a0"
 	}
 	var b strings.Builder
+	if neg {
+		b.WriteString("−")
+	}
 	for i, r := range digits {
 		if i > 0 && (len(digits)-i)%3 == 0 {
 			b.WriteString(sep)
 		}
 		b.WriteRune(r)
 	}
-	s := b.String()
-	if neg {
-		s = "−" + s
-	}
-	if l == Russian {
-		return s + "\u00a0₽"
-	}
-	return "₽" + s
+	return b.String()
 }

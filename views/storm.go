@@ -35,6 +35,7 @@ type StormRun struct {
 	Amplification       float64
 	DrainMS             int64
 	DoubleCharges       int
+	Peak                int // the most retries of a tenth of a second after the outage
 }
 
 // StormBucket is what happened in a tenth of a second of a storm.
@@ -163,15 +164,6 @@ func (r StormRun) Seconds() []StormSecond {
 		out = out[:len(out)-1]
 	}
 	return out
-}
-
-// Peak is the most retries of a tenth of a second after the outage.
-func (r StormRun) Peak() int {
-	peak := 0
-	for _, b := range r.Buckets[min(len(r.Buckets), int((r.OutageAt+r.OutageFor)*10)):] {
-		peak = max(peak, b.Retries)
-	}
-	return peak
 }
 
 // stormsPoll is how often the storms page asks for its storms again.

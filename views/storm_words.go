@@ -46,20 +46,14 @@ func stormSums(ctx context.Context, r StormRun) string {
 	l := LangOf(ctx)
 	if r.OutageFor == 0 {
 		return l.T("storm.sums.calm", count(l, r.Operations, "storm.ops"), count(l, r.Attempts, "storm.attempts"),
-			l.Decimal(r.Amplification), r.Peak(), count(l, r.DoubleCharges, "storm.doubles"))
+			l.Decimal(r.Amplification), r.Peak, count(l, r.DoubleCharges, "storm.doubles"))
 	}
 	return l.T("storm.sums", count(l, r.Operations, "storm.ops"), count(l, r.Attempts, "storm.attempts"),
-		l.Decimal(r.Amplification), r.Peak(), l.Decimal(float64(r.DrainMS)/1000), count(l, r.DoubleCharges, "storm.doubles"))
+		l.Decimal(r.Amplification), r.Peak, l.Decimal(float64(r.DrainMS)/1000), count(l, r.DoubleCharges, "storm.doubles"))
 }
 
 func count(l Lang, n int, key string) string {
 	return l.Number(int64(n)) + " " + l.Plural(int64(n), key)
-}
-
-// Number is a whole number as the language groups its thousands.
-func (l Lang) Number(n int64) string {
-	m := l.Money(n)
-	return strings.TrimSpace(strings.Trim(m, "₽\u00a0"))
 }
 
 // Decimal is a number with at most two decimals, as the language writes

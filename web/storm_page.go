@@ -44,7 +44,8 @@ func stormRun(lab string, n int, r storm.View) views.StormRun {
 		Protection: string(u.Protection), Jitter: string(u.Retry.Jitter), Budget: string(u.Retry.Budget),
 		BudgetPercent: u.Retry.BudgetPercent, Capacity: u.CapacityRPS,
 		Operations: r.Summary.Operations, Completed: r.Summary.Completed, Attempts: r.Summary.Attempts,
-		Amplification: r.Summary.Amplification, DrainMS: r.Summary.DrainMS, DoubleCharges: r.Summary.DoubleCharges}
+		Amplification: r.Summary.Amplification, DrainMS: r.Summary.DrainMS, DoubleCharges: r.Summary.DoubleCharges,
+		Peak: r.PeakRetries()}
 	if o := r.Request.Outage; o != nil {
 		run.OutageAt, run.OutageFor = o.AtS, o.ForS
 	}

@@ -2,7 +2,6 @@ package lesson
 
 import (
 	"context"
-	"time"
 
 	"idemlab/sim"
 	"idemlab/sim/client/storm"
@@ -40,15 +39,7 @@ const (
 func measure(v storm.View, m string) float64 {
 	switch m {
 	case PeakRetries:
-		calm := 0
-		if o := v.Request.Outage; o != nil {
-			calm = int(time.Duration((o.AtS+o.ForS)*float64(time.Second)) / storm.Step)
-		}
-		peak := 0
-		for _, b := range v.Series[min(calm, len(v.Series)):] {
-			peak = max(peak, b.Retries)
-		}
-		return float64(peak)
+		return float64(v.PeakRetries())
 	case DrainMS:
 		return float64(v.Summary.DrainMS)
 	case Amplification:
@@ -76,10 +67,10 @@ func (ls *Lessons) stormFacts(l *labs.Lab) *StormFacts {
 		return nil
 	}
 	last := views[len(views)-1]
-	f := &StormFacts{Storms: len(views), Peak: int(measure(last, PeakRetries)),
+	f := &StormFacts{Storms: len(views), Peak: last.PeakRetries(),
 		Amplification: last.Summary.Amplification, Doubles: last.Summary.DoubleCharges}
 	if len(views) == 2 {
-		f.PrevPeak = int(measure(views[0], PeakRetries))
+		f.PrevPeak = views[0].PeakRetries()
 	}
 	return f
 }
@@ -102,7 +93,7 @@ func (ls *Lessons) stormsSeen(l *labs.Lab, lesson Lesson) ([]StormSeen, bool) {
 	seen := make([]StormSeen, 0, len(lesson.Expect.Storms))
 	for _, e := range lesson.Expect.Storms {
 		s := StormSeen{StormExpect: e}
-		if e.Of <= len(views) && e.Than <= len(views) && (len(views) == want) {
+		if len(views) == want { // the lesson's storms, all there: Of and Than name them
 			s.Got = measure(views[e.Of-1], e.Measure)
 			bound := e.Bound
 			if e.Than > 0 {

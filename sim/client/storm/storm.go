@@ -147,22 +147,19 @@ func (room) Purge(context.Context, string) error            { return nil }
 // payments go with the reset.
 func (r room) Halt(ctx context.Context, lab string, _ labs.Closing) {
 	r.s.stopLab(ctx, lab)
-	r.s.forget(lab)
+	r.s.Clear(lab)
 }
 
 // Close stops the lab's storm when the lab goes, and forgets its storms.
 func (r room) Close(ctx context.Context, lab string, why labs.Closing) {
 	if why != labs.Evicted { // a lab with a storm stays in memory: it holds it
 		r.s.stopLab(ctx, lab)
-		r.s.forget(lab)
+		r.s.Clear(lab)
 	}
 }
 
 // Clear forgets the lab's storms that are done.
-func (s *Storms) Clear(lab string) { s.forget(lab) }
-
-// forget drops the lab's storms that are done.
-func (s *Storms) forget(lab string) {
+func (s *Storms) Clear(lab string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kept = slices.DeleteFunc(s.kept, func(st *Storm) bool { return st.Lab == lab && !st.running() })

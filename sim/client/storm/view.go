@@ -17,6 +17,20 @@ type Under struct {
 	TimeoutMS   int             `json:"client_timeout_ms"`
 }
 
+// PeakRetries is the most retries sent in a tenth of a second after the
+// outage (in the whole storm without one).
+func (v View) PeakRetries() int {
+	from := 0
+	if o := v.Request.Outage; o != nil {
+		from = int(seconds(o.AtS+o.ForS) / Step)
+	}
+	peak := 0
+	for _, b := range v.Series[min(from, len(v.Series)):] {
+		peak = max(peak, b.Retries)
+	}
+	return peak
+}
+
 // View is a storm as its API shows it.
 type View struct {
 	ID      string   `json:"id"`
