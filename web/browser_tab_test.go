@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +91,10 @@ func (l *labTab) do(actions ...chromedp.Action[chromedp.Void]) {
 func eval[T any](l *labTab, expr string) T {
 	l.t.Helper()
 	v, err := chromedp.Run(l.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	for try := 0; err != nil && contextSwapped(err) && try < 50; try++ {
+		time.Sleep(40 * time.Millisecond)
+		v, err = chromedp.Run(l.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	}
 	if err != nil {
 		l.t.Fatalf("evaluate %s: %v", expr, err)
 	}
@@ -97,14 +102,39 @@ func eval[T any](l *labTab, expr string) T {
 }
 
 // poll waits until the JavaScript expression is truthy; false on timeout.
+// A page still loading may swap its JavaScript context under the poll
+// ("Cannot find context with specified id"): the poll starts again in the
+// new one until the timeout.
 func (l *labTab) poll(expr string, timeout time.Duration) bool {
 	l.t.Helper()
-	_, err := chromedp.Run(l.ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(40*time.Millisecond), chromedp.WithPollingTimeout(timeout)))
-	if err != nil && !errors.Is(err, chromedp.ErrPollingTimeout) {
-		l.t.Fatalf("poll %s: %v", expr, err)
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		_, err := chromedp.Run(l.ctx, chromedp.Poll[chromedp.Void](expr,
+			chromedp.WithPollingInterval(40*time.Millisecond), chromedp.WithPollingTimeout(left)))
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, chromedp.ErrPollingTimeout):
+			return false
+		case contextSwapped(err) && l.ctx.Err() == nil:
+			time.Sleep(40 * time.Millisecond)
+		default:
+			l.t.Fatalf("poll %s: %v", expr, err)
+		}
 	}
-	return err == nil
+}
+
+// contextSwapped reports an error of a page whose JavaScript context went
+// away under an evaluation because it navigated or reloaded.
+func contextSwapped(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 // holds reports whether the JavaScript expression stays truthy for d: the
