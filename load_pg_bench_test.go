@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -29,11 +31,18 @@ import (
 // asserts nothing about time:
 //
 //	go test -run '^$' -bench LoadPostgres -benchtime 3s .
+//
+// IDEMLAB_DEBUG_ADDR=127.0.0.1:6060 gives the first process that -debug
+// address, for go tool pprof while it runs.
 func BenchmarkLoadPostgres(b *testing.B) {
 	db := pgtest.Database(b)
 	l := &pgLoad{}
 	args := append([]string{"-db", db, "-addr", "127.0.0.1:0"}, sharedParts(b)...) // two processes share Redis and NATS
-	l.procs = []*child{startChild(b, "lab", args...), startChild(b, "lab", args...)}
+	first := args
+	if debug := os.Getenv(debugEnv); debug != "" { // the first process's -debug, to profile it
+		first = append(slices.Clone(args), "-debug", debug)
+	}
+	l.procs = []*child{startChild(b, "lab", first...), startChild(b, "lab", args...)}
 	l.noop = startChild(b, "noop")
 	pool, err := pgxpool.New(context.Background(), db)
 	if err != nil {

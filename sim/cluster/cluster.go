@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,9 @@ const notifyMax = 7000
 // which carries no event.
 type notice struct {
 	From  string      `json:"from"`
+	N     int64       `json:"n,omitempty"`    // Ev's number, when it was told inside its transaction: to acknowledge (spread.go)
+	Beat  int64       `json:"beat,omitempty"` // a beat (spread.go)
+	Ack   *ack        `json:"ack,omitempty"`  // an acknowledgement (spread.go)
 	Ev    *sim.Event  `json:"ev,omitempty"`
 	Evs   []sim.Event `json:"evs,omitempty"`
 	Hello bool        `json:"hello,omitempty"`
@@ -63,7 +67,9 @@ type Config struct {
 	// Heard brings what this process keeps up to date with an event of
 	// another, before the event goes to the bus's subscribers; an event of
 	// kind sim.EventStartOver means: drop everything kept, read it afresh.
-	Heard func(ctx context.Context, ev sim.Event)
+	// An error (the database did not answer) means it could not: this
+	// process trusts nothing it keeps until a start-over succeeds.
+	Heard func(ctx context.Context, ev sim.Event) error
 	// Gather is how long the first live event to go out waits for others
 	// to go with it (send); 0: gatherFor.
 	Gather time.Duration
@@ -81,11 +87,8 @@ type Cluster struct {
 	// such as the hello each process sends when it starts listening.
 	others atomic.Bool
 
-	// in holds what the listener heard until it is brought in (take): the
-	// listener reads on while a notice is handled, and more than incoming
-	// waiting is not skipped silently but a start-over.
-	in    *events.Bus
-	inSub *events.Sub
+	in *inbox     // what the listener heard, until it is brought in (take)
+	co *coherence // when this process trusts its memory, and what the others heard (spread.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,7 +104,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if !cfg.Store.Postgres() {
 		return nil, nil
 	}
-	c := &Cluster{Config: cfg, id: sim.NewToken()}
+	c := &Cluster{Config: cfg, id: cfg.Store.Process(), in: newInbox(), co: newCoherence()}
 	if c.Gather == 0 {
 		c.Gather = gatherFor
 	}
@@ -119,13 +122,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.cancel()
 		return nil, err
 	}
+	c.listening(ctx)
 	c.sub = cfg.Bus.Subscribe(outgoing)
-	c.in = events.New(cfg.Clock.Now)
-	c.inSub = c.in.Subscribe(incoming)
-	cfg.Store.Announce(channel, c.encode)
+	cfg.Store.Announce(channel, c.encode, c.spread)
 	c.spawn(func() { c.listen(conn, pg) })
 	c.spawn(c.take)
 	c.spawn(c.send)
+	c.spawn(c.beats)
 	return c, nil
 }
 
@@ -138,7 +141,6 @@ func (c *Cluster) Close() {
 	}
 	c.cancel()
 	c.sub.Close()
-	c.inSub.Close()
 	c.wg.Wait()
 }
 
@@ -178,9 +180,9 @@ func toldInTx(k sim.EventKind) bool {
 	return false
 }
 
-// encode is the notice of a local event (Tx.Notify's).
-func (c *Cluster) encode(ev sim.Event) string {
-	return c.own + `,"ev":` + string(c.event(ev)) + "}"
+// encode is the notice of a local event (Tx.Notify's), numbered n.
+func (c *Cluster) encode(ev sim.Event, n int64) string {
+	return c.own + `,"n":` + strconv.FormatInt(n, 10) + `,"ev":` + string(c.event(ev)) + "}"
 }
 
 // event is a local event as a notice carries it: without an operation's

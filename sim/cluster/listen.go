@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func (c *Cluster) listen(conn *pgx.Conn, cfg *pgx.ConnConfig) {
 				break
 			}
 		}
+		c.listening(c.ctx)
 		c.startOver()
 	}
 }
@@ -70,7 +72,8 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			return err
 		}
 		if strings.HasPrefix(n.Payload, c.own) {
-			continue // this process's own, told already: not worth decoding
+			c.hearOwn(n.Payload[len(c.own):])
+			continue
 		}
 		var msg notice
 		if err := json.Unmarshal([]byte(n.Payload), &msg); err != nil {
@@ -82,26 +85,111 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			continue
 		}
 		c.others.Store(true)
-		if msg.Ev != nil {
-			c.in.Publish(*msg.Ev)
+		switch {
+		case msg.Beat > 0:
+			c.in.put(item{from: msg.From, beat: msg.Beat})
+		case msg.Ack != nil:
+			if msg.Ack.To == c.id {
+				c.in.put(item{from: msg.From, ack: msg.Ack})
+			}
+		case msg.Ev != nil:
+			c.in.put(item{ev: msg.Ev, from: msg.From, told: msg.N})
 		}
-		for _, ev := range msg.Evs {
-			c.in.Publish(ev)
+		for i := range msg.Evs {
+			c.in.put(item{ev: &msg.Evs[i], from: msg.From})
 		}
+	}
+}
+
+// hearOwn takes this process's own notice, past its "from": a notice told
+// inside a transaction, or a beat, is a mark to bring in in its turn (its
+// number comes first); its live events and acknowledgements, told
+// already, are not worth decoding.
+func (c *Cluster) hearOwn(rest string) {
+	mark := func(prefix string) int64 {
+		if !strings.HasPrefix(rest, prefix) {
+			return 0
+		}
+		digits := rest[len(prefix):]
+		if i := strings.IndexAny(digits, ",}"); i >= 0 {
+			digits = digits[:i]
+		}
+		n, _ := strconv.ParseInt(digits, 10, 64)
+		return n
+	}
+	if n := mark(`,"n":`); n > 0 {
+		c.in.put(item{own: true, told: n})
+	} else if n := mark(`,"beat":`); n > 0 {
+		c.in.put(item{own: true, beat: n})
 	}
 }
 
 // startOver has this process drop everything it keeps of the labs and read
 // it afresh, in its turn among the notices heard; its pages re-read too.
-func (c *Cluster) startOver() { c.in.Publish(sim.Event{Kind: sim.EventStartOver}) }
+// Until then it trusts nothing it keeps.
+func (c *Cluster) startOver() {
+	c.co.distrust()
+	c.in.put(item{ev: &sim.Event{Kind: sim.EventStartOver}})
+}
 
 // take brings in what the listener heard, in order, until the cluster
 // closes: it brings this process up to date with each event of another
-// and passes it on to this process's subscribers.
+// and passes it on to this process's subscribers, and the marks of
+// coherence to spread's books.
 func (c *Cluster) take() {
-	for ev := range c.inSub.Events() {
-		c.Heard(c.ctx, ev)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.in.wake:
+		}
+		for _, it := range c.in.take() {
+			c.bring(it)
+		}
+	}
+}
+
+// bring brings in one item heard.
+func (c *Cluster) bring(it item) {
+	switch {
+	case it.own && it.told > 0:
+		c.co.ownNotice(it.told)
+	case it.own && it.beat > 0:
+		if c.co.isStale() {
+			c.retry()
+		}
+		c.co.ownBeat(it.beat)
+	case it.beat > 0:
+		c.co.peerBeat(it.from)
+	case it.ack != nil:
+		c.co.peerAck(it.from, *it.ack)
+	case it.ev != nil:
+		ev := *it.ev
+		startOver := ev.Kind == sim.EventStartOver
+		if startOver {
+			c.co.distrust()
+		}
+		err := c.Heard(c.ctx, ev)
+		switch {
+		case err != nil:
+			c.co.setStale(true)
+		case startOver:
+			c.co.setStale(false)
+		case it.told > 0:
+			c.co.acknowledge(it.from, it.told)
+		}
 		ev.Remote = true
 		c.Bus.Publish(ev)
+	}
+}
+
+// retry starts over, for a process whose memory is stale, at most once a
+// second.
+func (c *Cluster) retry() {
+	if !c.co.mayRetry() {
+		return
+	}
+	if c.Heard(c.ctx, sim.Event{Kind: sim.EventStartOver}) == nil {
+		c.co.setStale(false)
 	}
 }

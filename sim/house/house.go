@@ -163,6 +163,9 @@ func (h *House) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("house: listen to other processes: %w", err)
 	}
+	if h.cluster != nil {
+		h.Records.Trust(h.cluster.Trusted) // replays from memory while every change of another process is heard
+	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
 	h.wg.Go(func() { h.Labs.Janitor().Run(bg) })
@@ -171,11 +174,11 @@ func (h *House) start(ctx context.Context) error {
 }
 
 // heard brings this process up to date with an event of another process.
-func (h *House) heard(ctx context.Context, ev sim.Event) {
-	h.Labs.Heard(ctx, ev)
+func (h *House) heard(ctx context.Context, ev sim.Event) error {
 	if ev.Kind == sim.EventCharge && ev.Queued && h.Notify.Queues() {
 		h.Notify.WakeRelay() // a message waits in the outbox
 	}
+	return h.Labs.Heard(ctx, ev)
 }
 
 // Stop tells the simulated client to stop: retry loops end and attempts

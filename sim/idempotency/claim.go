@@ -16,6 +16,7 @@ import (
 // when Replay is set, the answer the key already has.
 type Claim struct {
 	r                      *Records
+	l                      *labs.Lab
 	lab, scope, key, token string
 	gen                    int64 // the lab's reset generation when claimed
 	ttl                    time.Duration
@@ -47,7 +48,7 @@ func (r *Records) Claim(ctx context.Context, l *labs.Lab, scope, key, fingerprin
 // New is a claim of the key, not yet taken, whose time runs skew ahead of
 // the process's (the lab's clock, for the replay protection's records).
 func (r *Records) New(l *labs.Lab, scope, key string, ttl, skew time.Duration) *Claim {
-	return &Claim{r: r, lab: l.ID, gen: l.Gen(), scope: scope, key: key, ttl: ttl, skew: skew}
+	return &Claim{r: r, l: l, lab: l.ID, gen: l.Gen(), scope: scope, key: key, ttl: ttl, skew: skew}
 }
 
 // tok is who holds the claim: made when the claim is first taken (a

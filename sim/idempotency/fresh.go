@@ -120,15 +120,26 @@ func (f *fresh) read(labs []string) (map[string]labNow, error) {
 
 // current reports whether the answer the cache keeps for c may be replayed:
 // on SQLite always (one process, which hears its own changes as it makes
-// them); on PostgreSQL when the database, read now, still has c's lab at
-// the generation c took (and, for the charges, whose records expire by
-// the lab's clock, at the clock c took). Otherwise, or when the database
-// does not answer, the request goes the database's way.
+// them). On PostgreSQL, when this process trusts what it keeps (another
+// process that reset the lab or moved its clock waited, before it
+// answered, until this one had heard it: cluster's spread), when the lab
+// as this process keeps it, read after the trust, is still at the
+// generation c took (and, for the charges, whose records expire by the
+// lab's clock, at the clock c took); without the trust, when the
+// database, read now, says so. Otherwise, or when the database does not
+// answer, the request goes the database's way.
 func (r *Records) current(c *Claim) bool {
 	if r.fresh == nil {
 		return true
+	}
+	if t := r.trusted.Load(); t != nil && (*t)() {
+		return c.l.Gen() == c.gen && (c.scope != ScopeCharges || c.l.Clock() == c.skew)
 	}
 	n, found, err := r.fresh.now(c.lab)
 	return err == nil && found && n.gen == c.gen &&
 		(c.scope != ScopeCharges || n.clockMS == c.skew.Milliseconds())
 }
+
+// Trust has the cache's answers replayed without reading the database
+// while trusted reports true (PostgreSQL: the cluster's Trusted).
+func (r *Records) Trust(trusted func() bool) { r.trusted.Store(&trusted) }

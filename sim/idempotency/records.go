@@ -7,6 +7,7 @@ package idempotency
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"idemlab/sim/clock"
@@ -25,6 +26,9 @@ type Records struct {
 	clock clock.Clock
 	cache cache
 	fresh *fresh // PostgreSQL: the labs' generations as stored, to trust the cache by
+	// trusted reports whether this process may trust what it keeps of the
+	// labs without reading the database (Trust); nil: never.
+	trusted atomic.Pointer[func() bool]
 
 	claim, record, complete *store.Stmt
 }

@@ -12,22 +12,26 @@ import (
 // Heard brings what this process keeps of a lab up to date with what
 // another process on the database did to it; sim.EventStartOver, that it
 // may have missed something, drops everything kept (StartOver).
-func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
+// It fails when the database did not answer: what it keeps of the lab may
+// then be behind.
+func (r *Registry) Heard(ctx context.Context, ev sim.Event) error {
 	switch ev.Kind {
 	case sim.EventSettings, sim.EventLesson, sim.EventClock:
-		r.Reload(ctx, ev.Lab)
+		return r.Reload(ctx, ev.Lab)
 	case sim.EventReset:
 		// The process that reset the lab emptied what lives outside the
 		// database (shared Redis keys) itself. Heard here, maybe late,
 		// only this process's memory goes: emptying them again would drop
 		// keys taken since.
-		r.Reload(ctx, ev.Lab)
+		err := r.Reload(ctx, ev.Lab)
 		closeRooms(ctx, r.rooms, ev.Lab, Stale)
+		return err
 	case sim.EventGone:
 		r.Drop(ctx, ev.Lab)
 	case sim.EventStartOver:
-		r.StartOver(ctx)
+		return r.StartOver(ctx)
 	}
+	return nil
 }
 
 // StartOver drops what this process keeps of every lab in memory (each
@@ -36,7 +40,7 @@ func (r *Registry) Heard(ctx context.Context, ev sim.Event) {
 // A lab not in memory is read afresh when next used anyway. A database
 // that does not answer stops the reading at the first lab: one line in
 // the log, not one per lab.
-func (r *Registry) StartOver(ctx context.Context) {
+func (r *Registry) StartOver(ctx context.Context) error {
 	r.mu.Lock()
 	ids := slices.Collect(maps.Keys(r.m))
 	r.mu.Unlock()
@@ -48,21 +52,25 @@ func (r *Registry) StartOver(ctx context.Context) {
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return
+			return ctx.Err()
 		case store.IsUnavailable(err):
 			r.log.Warn("reload the labs: the database does not answer", "labs", len(ids), "err", err)
-			return
+			return err
 		default:
 			r.log.Warn("reload a lab", "lab", id, "err", err)
+			return err
 		}
 	}
+	return nil
 }
 
 // Reload reads a lab this process keeps in memory afresh.
-func (r *Registry) Reload(ctx context.Context, id string) {
-	if err := reload(ctx, r, id); err != nil && ctx.Err() == nil {
+func (r *Registry) Reload(ctx context.Context, id string) error {
+	err := reload(ctx, r, id)
+	if err != nil && ctx.Err() == nil {
 		r.log.Warn("reload a lab", "lab", id, "err", err)
 	}
+	return err
 }
 
 // reload reads a lab r keeps in memory afresh, or lets it go when it is

@@ -28,7 +28,7 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 	}
 	defer s.Close()
 	conn := listenTo(t, dsn)
-	s.Announce("test_notices", func(ev sim.Event) string { return ev.Lab })
+	s.Announce("test_notices", func(ev sim.Event, _ int64) string { return ev.Lab }, nil)
 	tell := func(lab string, fail error) func(*Tx) error {
 		return func(tx *Tx) error {
 			if _, err := tx.Exec(`SELECT 1`); err != nil {
@@ -73,11 +73,11 @@ func TestNoticesGoOutWithTheirCommit(t *testing.T) {
 		t.Errorf("heard %q, want %q", got, want)
 	}
 
-	s.Announce("test_notices", nil) // nobody listens: nothing is told
+	s.Announce("test_notices", nil, nil) // nobody listens: nothing is told
 	if err := s.Write(ctx, tell("untold", nil)); err != nil {
 		t.Fatal(err)
 	}
-	s.Announce("test_notices", func(ev sim.Event) string { return ev.Lab })
+	s.Announce("test_notices", func(ev sim.Event, _ int64) string { return ev.Lab }, nil)
 	if err := s.Write(ctx, tell("told again", nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func hearUntil(t *testing.T, conn *pgx.Conn, last string) []string {
 func TestNoticesOnSQLiteAreNobodys(t *testing.T) {
 	ctx := context.Background()
 	s := openMemory(t)
-	s.Announce("test_notices", func(ev sim.Event) string { return ev.Lab })
+	s.Announce("test_notices", func(ev sim.Event, _ int64) string { return ev.Lab }, nil)
 	insert := testTable(t, s)
 	if err := s.Write(ctx, func(tx *Tx) error {
 		tx.Notify(sim.Event{Lab: "demo"})

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"sync"
 
-	"idemlab/sim"
 	"idemlab/sim/store/pgsql"
 )
 
@@ -126,11 +125,16 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 			tx.Rollback()
 		}
 	}()
-	var told []sim.Event
-	if err := call(fn, &Tx{ctx: ctx, tx: tx, lock: p.s.lock, told: &told}); err != nil {
+	var told []Told
+	an := p.s.tw.announce.Load()
+	t := &Tx{ctx: ctx, tx: tx, lock: p.s.lock}
+	if an != nil {
+		t.told, t.an = &told, an
+	}
+	if err := call(fn, t); err != nil {
 		return err
 	}
-	return p.settle(xid, p.s.tw.announce.Load().commit(ctx, tx, told))
+	return p.settle(xid, an.commit(ctx, tx, told))
 }
 
 // staleTries is how many times a writing transaction begins, on another

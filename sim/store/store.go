@@ -41,6 +41,8 @@ type Store struct {
 	m     *member       // this process among those on the database
 	alone bool          // no other process ran on the database at the start (always, on SQLite)
 	skew  atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
+
+	toldSeq atomic.Int64 // numbers the notices the writing transactions tell (Tx.Notify)
 }
 
 // Open opens (creating if needed) the database dsn names: a SQLite file, a
@@ -119,7 +121,7 @@ func (s *Store) Close() error {
 // own (pgwrite.go).
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 	if s.pool != nil {
-		return s.pg.write(ctx, fn)
+		return spread(ctx, s.tw.announce, fn, s.pg.write)
 	}
 	return s.tw.run(ctx, fn)
 }
@@ -130,7 +132,7 @@ func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 // while other labs' run beside them. On SQLite it is Write.
 func (s *Store) WriteLab(ctx context.Context, lab string, fn func(*Tx) error) error {
 	if s.pool != nil {
-		return s.pg.lab(ctx, lab, fn)
+		return spread(ctx, s.tw.announce, fn, func(ctx context.Context, fn func(*Tx) error) error { return s.pg.lab(ctx, lab, fn) })
 	}
 	return s.tw.run(ctx, fn)
 }

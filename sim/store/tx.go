@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
-	"idemlab/sim"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/stmts"
 )
@@ -20,8 +18,10 @@ type Tx struct {
 	lock  *sql.Stmt    // PostgreSQL's key lock, for LockKey
 	stmts *stmts.Cache // SQLite: the writer's compiled statements
 	// told is the writer's, when someone listens: what the transaction
-	// tells the other processes (Notify).
-	told *[]sim.Event
+	// tells the other processes (Notify), numbered by an.
+	told *[]Told
+	an   *announcer
+	last int64        // the number of the last notice this job told; 0: none
 	b    *pgsql.Batch // the group commit's; nil for a transaction of its own
 }
 
@@ -150,55 +150,4 @@ func (t *Tx) LockKey(key string) error {
 	}
 	_, err := t.Stmt(&Stmt{st: t.lock}).ExecContext(t.ctx, key)
 	return err
-}
-
-// Notify tells ev to the other processes on the database when, and only
-// if, this transaction commits: the writer sends what its transaction was
-// told in one statement, its last before COMMIT (PostgreSQL's NOTIFY,
-// which delivers at the commit, in commit order, or never). What a job of a
-// group commit told goes with its savepoint when the job fails. Nothing is
-// sent when nobody listens (SQLite: one process; before Store.Announce), nor
-// from a transaction outside the writer (Isolated), which changes no lab.
-func (t *Tx) Notify(ev sim.Event) {
-	if t.told != nil {
-		*t.told = append(*t.told, ev)
-	}
-}
-
-// announcer is where what the writing transactions tell goes (Tx.Notify).
-type announcer struct {
-	channel string
-	encode  func(sim.Event) string
-}
-
-// Announce has what each writing transaction tells (Tx.Notify) sent on
-// channel inside that transaction, each event as encode makes it; a nil
-// encode stops it. PostgreSQL only: on SQLite there is nobody to tell.
-func (s *Store) Announce(channel string, encode func(sim.Event) string) {
-	if s.pool == nil {
-		return
-	}
-	if encode == nil {
-		s.tw.announce.Store(nil)
-		return
-	}
-	s.tw.announce.Store(&announcer{channel: channel, encode: encode})
-}
-
-// commit commits tx, with what its jobs told (evs, in their order) sent in
-// one statement, its last before COMMIT: PostgreSQL delivers it at the
-// commit, or never. A nil announcer (nobody listening) sends nothing.
-func (a *announcer) commit(ctx context.Context, tx *sql.Tx, evs []sim.Event) error {
-	if a == nil || len(evs) == 0 {
-		return tx.Commit()
-	}
-	ps := make([]string, len(evs))
-	for i, ev := range evs {
-		ps[i] = a.encode(ev)
-	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify(?1, p) FROM unnest(?2::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, a.channel, ps)
-	if err != nil {
-		return errors.Join(fmt.Errorf("store: tell the other processes: %w", err), tx.Rollback())
-	}
-	return tx.Commit()
 }

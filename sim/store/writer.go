@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
-	"idemlab/sim"
 	"idemlab/sim/store/group"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/stmts"
@@ -204,7 +203,7 @@ func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 		return errs
 	}
 	an := w.announce.Load()
-	var told []sim.Event // what the jobs that succeed tell, in their order
+	var told []Told // what the jobs that succeed tell, in their order
 	panicked := -1
 	b := st.b
 	b.Hold = !savepoints
@@ -214,9 +213,9 @@ func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 			continue
 		}
 		t := &Tx{ctx: j.Ctx, tx: tx, lock: w.lock, stmts: w.stmts, b: b}
-		var mine []sim.Event
+		var mine []Told
 		if an != nil {
-			t.told = &mine
+			t.told, t.an = &mine, an
 		}
 		if len(batch) == 1 || !savepoints {
 			errs[i] = call(j.Do, t)
