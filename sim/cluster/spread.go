@@ -68,8 +68,7 @@ type coherence struct {
 	trust   atomicUntil // this process trusts its memory until then
 	acks    chan ack    // acknowledgements on their way out
 	mu      sync.Mutex
-	since   time.Duration // when the listener began listening, the last time
-	pos     int64         // how many of its own notices it has heard back
+	pos     int64 // how many of its own notices it has heard back
 	own     map[int64]heardAt
 	peers   map[string]*peer
 	beats   [64]sentBeat  // the send times of the latest beats, by number
@@ -117,10 +116,10 @@ func (c *Cluster) listening(ctx context.Context) {
 	ids := c.members(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.since = h.now()
+	now := h.now()
 	for _, id := range ids {
 		if _, ok := h.peers[id]; !ok {
-			h.peers[id] = &peer{beat: h.since}
+			h.peers[id] = &peer{beat: now} // as if it beat now: waited for until it acknowledges, or a trust later
 		}
 	}
 	h.moveLocked()
