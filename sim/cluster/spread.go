@@ -142,6 +142,9 @@ func (c *Cluster) members(ctx context.Context) []string {
 			ids = append(ids, id)
 		}
 	}
+	if rows.Err() != nil {
+		ids = append(ids, unknown) // some unread: whoever they are
+	}
 	return ids
 }
 
