@@ -231,8 +231,12 @@ func TestResetStopsTheStorm(t *testing.T) {
 // three times higher without jitter, and the backlog takes longer to
 // clear: the spikes meet a full server, and their refused part waits out a
 // whole backoff more.
+//
+// Not parallel: the spikes are a matter of when the clients' timers fire,
+// and on two cores shared with the other tests they fire late and spread
+// (a peak of 45 against 20 was seen so). Run alone, before the parallel
+// tests, it measures the mechanism, not the machine's load.
 func TestStormJitterSpreadsTheHerd(t *testing.T) {
-	t.Parallel()
 	s := startServer(t)
 	runs := seeded(t, s, []string{"none", "full"},
 		func(jitter string) string {
