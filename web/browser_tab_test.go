@@ -91,8 +91,8 @@ func (l *labTab) do(actions ...chromedp.Action[chromedp.Void]) {
 func eval[T any](l *labTab, expr string) T {
 	l.t.Helper()
 	v, err := chromedp.Run(l.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	for try := 0; err != nil && contextSwapped(err) && try < 50; try++ {
-		time.Sleep(40 * time.Millisecond)
+	for try := 0; err != nil && contextSwapped(err) && try < 3; try++ {
+		l.newDocument()
 		v, err = chromedp.Run(l.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	}
 	if err != nil {
@@ -121,10 +121,19 @@ func (l *labTab) poll(expr string, timeout time.Duration) bool {
 		case errors.Is(err, chromedp.ErrPollingTimeout):
 			return false
 		case contextSwapped(err) && l.ctx.Err() == nil:
-			time.Sleep(40 * time.Millisecond)
+			l.newDocument()
 		default:
 			l.t.Fatalf("poll %s: %v", expr, err)
 		}
+	}
+}
+
+// newDocument waits until the document that replaced the page's last one
+// has a body, and so a JavaScript context to evaluate in.
+func (l *labTab) newDocument() {
+	l.t.Helper()
+	if _, err := chromedp.Run(l.ctx, chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		l.t.Fatalf("wait for the new document: %v", err)
 	}
 }
 

@@ -32,22 +32,16 @@ func TestFallingBehindStartsOver(t *testing.T) {
 		mu    sync.Mutex
 		heard []sim.EventKind
 	)
-	c, err := Start(ctx, Config{Store: s, Bus: events.New(time.Now), Clock: clock.Real(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Heard: func(_ context.Context, ev sim.Event) error {
-			mu.Lock()
-			heard = append(heard, ev.Kind)
-			first := len(heard) == 1
-			mu.Unlock()
-			if first {
-				<-release // busy with the first while the rest come
-			}
-			return nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := startOn(t, s, 0, func(ev sim.Event) error {
+		mu.Lock()
+		heard = append(heard, ev.Kind)
+		first := len(heard) == 1
+		mu.Unlock()
+		if first {
+			<-release // busy with the first while the rest come
+		}
+		return nil
+	})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	defer free() // before the close, which waits for the listener
@@ -68,6 +62,21 @@ func TestFallingBehindStartsOver(t *testing.T) {
 // openStore opens a store on a PostgreSQL database of the test's own.
 func openStore(t *testing.T) *store.Store { return openOn(t, pgtest.Database(t)) }
 
+// startOn starts a cluster on s with a bus of its own, whose process
+// brings in another's events with heard; gather 0 is the default's.
+func startOn(t *testing.T, s *store.Store, gather time.Duration, heard func(sim.Event) error) (*Cluster, *events.Bus) {
+	t.Helper()
+	bus := events.New(time.Now)
+	c, err := Start(context.Background(), Config{Store: s, Bus: bus, Clock: clock.Real(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Gather: gather,
+		Heard: func(_ context.Context, ev sim.Event) error { return heard(ev) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, bus
+}
+
 // openOn opens a store on the database dsn: a process of its own there.
 func openOn(t *testing.T, dsn string) *store.Store {
 	t.Helper()
@@ -87,14 +96,7 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 	dsn := pgtest.Database(t)
 	s := openOn(t, dsn)
 	start := func(heard chan<- string) (*Cluster, *events.Bus) {
-		bus := events.New(time.Now)
-		c, err := Start(ctx, Config{Store: openOn(t, dsn), Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Heard: func(_ context.Context, ev sim.Event) error { heard <- ev.Lab; return nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c, bus
+		return startOn(t, openOn(t, dsn), 0, func(ev sim.Event) error { heard <- ev.Lab; return nil })
 	}
 	// A listener of the test's own, which no process counts as another:
 	// it hears what goes out on the channel, in order.
@@ -163,13 +165,7 @@ func TestEventsGoOutPacked(t *testing.T) {
 	)
 	const window = time.Second // the first process's gathering
 	for range 2 {
-		bus := events.New(time.Now)
-		c, err := Start(ctx, Config{Store: openOn(t, dsn), Bus: bus, Clock: clock.Real(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Heard: func(_ context.Context, ev sim.Event) error { heard <- ev; return nil }, Gather: window})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
+		c, bus := startOn(t, openOn(t, dsn), window, func(ev sim.Event) error { heard <- ev; return nil })
 		buses, clusters = append(buses, bus), append(clusters, c)
 	}
 	waittest.For(t, "the first to hear the second's hello", clusters[0].others.Load)

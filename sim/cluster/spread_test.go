@@ -2,16 +2,11 @@ package cluster
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"idemlab/sim"
-	"idemlab/sim/clock"
-	"idemlab/sim/events"
 	"idemlab/sim/pgtest"
 	"idemlab/sim/store"
 	"idemlab/sim/waittest"
@@ -25,32 +20,34 @@ import (
 func TestSpreadWaitsForEveryProcess(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	stall := make(chan struct{})
-	var broughtIn atomic.Value // the lab of the last reset B brought in
-	start := func(s *store.Store, heard func(sim.Event) error) *Cluster {
-		c, err := Start(ctx, Config{Store: s, Bus: events.New(time.Now), Clock: clock.Real(),
-			Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Heard: func(_ context.Context, ev sim.Event) error { return heard(ev) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
+	var (
+		entered   = make(chan struct{}, 1) // B has begun to bring in a reset of lab-held
+		hold      = make(chan struct{})    // lets it finish
+		stall     = make(chan struct{})    // lets B bring in the reset of lab-stalled, at the end
+		broughtIn atomic.Value             // the lab of the last reset B brought in
+	)
 	sa := openOn(t, dsn)
-	a := start(sa, func(sim.Event) error { return nil })
-	b := start(openOn(t, dsn), func(ev sim.Event) error {
-		if ev.Kind == sim.EventReset {
-			if ev.Lab == "lab-stalled" {
-				<-stall
-			}
-			broughtIn.Store(ev.Lab)
+	a, _ := startOn(t, sa, 0, func(sim.Event) error { return nil })
+	b, _ := startOn(t, openOn(t, dsn), 0, func(ev sim.Event) error {
+		if ev.Kind != sim.EventReset {
+			return nil
 		}
+		switch ev.Lab {
+		case "lab-held":
+			entered <- struct{}{}
+			<-hold
+		case "lab-stalled":
+			<-stall
+		}
+		broughtIn.Store(ev.Lab)
 		return nil
 	})
-	var once sync.Once
-	free := func() { once.Do(func() { close(stall) }) }
-	t.Cleanup(free) // before the clusters close: B's bringing in waits for it
+	var held, stalled sync.Once
+	release := func() { held.Do(func() { close(hold) }) }
+	t.Cleanup(func() { // before the clusters close: B's bringing in waits for them
+		release()
+		stalled.Do(func() { close(stall) })
+	})
 	waittest.For(t, "B to trust its memory", b.Trusted)
 	waittest.For(t, "A to hear B beat", func() bool {
 		a.co.mu.Lock()
@@ -64,18 +61,30 @@ func TestSpreadWaitsForEveryProcess(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
 	}
 
-	for i := range 5 {
-		reset("lab-heard")
-		if got, _ := broughtIn.Load().(string); got != "lab-heard" {
-			t.Fatalf("reset %d: A's write returned before B brought the reset in (B's last: %q)", i, got)
-		}
-		if !b.Trusted() {
-			t.Errorf("reset %d: B, which heard it, stopped trusting its memory", i)
-		}
+	// While B is bringing the reset in, A's write has not returned; once
+	// B has, it returns, and B still trusts its memory.
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		reset("lab-held")
+	}()
+	<-entered
+	select {
+	case <-written:
+		t.Fatal("A's write returned while B was still bringing the reset in")
+	default:
+	}
+	release()
+	<-written
+	if got, _ := broughtIn.Load().(string); got != "lab-held" {
+		t.Fatalf("A's write returned before B brought the reset in (B's last: %q)", got)
+	}
+	if !b.Trusted() {
+		t.Error("B, which heard the reset, stopped trusting its memory")
 	}
 
 	reset("lab-stalled")

@@ -65,6 +65,9 @@ func (s *Store) Announce(channel string, encode func(sim.Event, int64) string, s
 // something and committed, waits until the others have heard it (an's
 // spread).
 func spread(ctx context.Context, an *atomic.Pointer[announcer], fn func(*Tx) error, run func(context.Context, func(*Tx) error) error) error {
+	if a := an.Load(); a == nil || a.spread == nil {
+		return run(ctx, fn) // nobody to wait for
+	}
 	var n int64
 	err := run(ctx, func(tx *Tx) error {
 		err := fn(tx)
