@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"idemlab/sim"
+	"idemlab/sim/store/pgsql"
 )
 
 // Told is an event a writing transaction tells the other processes
@@ -80,20 +78,17 @@ func spread(ctx context.Context, an *atomic.Pointer[announcer], fn func(*Tx) err
 	return err
 }
 
-// commit commits tx, with what its jobs told (evs, in their order) sent in
-// one statement, its last before COMMIT: PostgreSQL delivers it at the
-// commit, or never. A nil announcer (nobody listening) sends nothing.
-func (a *announcer) commit(ctx context.Context, tx *sql.Tx, evs []Told) error {
+// statements are what a transaction's jobs told (evs, in their order), as
+// the statement to send last before its COMMIT (pgsql.Tx.Commit): PostgreSQL
+// delivers it at the commit, or never. A nil announcer (nobody listening)
+// sends nothing.
+func (a *announcer) statements(evs []Told) []pgsql.Statement {
 	if a == nil || len(evs) == 0 {
-		return tx.Commit()
+		return nil
 	}
 	ps := make([]string, len(evs))
 	for i, t := range evs {
 		ps[i] = a.encode(t.Ev, t.N)
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify(?1, p) FROM unnest(?2::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, a.channel, ps)
-	if err != nil {
-		return errors.Join(fmt.Errorf("store: tell the other processes: %w", err), tx.Rollback())
-	}
-	return tx.Commit()
+	return []pgsql.Statement{{Query: `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i`, Args: []any{a.channel, ps}}}
 }

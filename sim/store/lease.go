@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -134,12 +133,12 @@ func (m *member) holds() bool {
 // when this process knows its lease lost, and by the
 // database when it is not current there. It returns the transaction's id,
 // by which a COMMIT whose answer was lost is settled (Store.settle).
-func (m *member) hold(ctx context.Context, tx *sql.Tx, st *sql.Stmt, into []any, more ...any) (xid int64, err error) {
+func (m *member) hold(ctx context.Context, tx pgsql.Session, st string, into []any, more ...any) (xid int64, err error) {
 	if !m.holds() {
 		m.failed(ErrLeaseLost) // it ran out before a renewal failed (one late): logged once all the same
 		return 0, ErrLeaseLost
 	}
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, append([]any{m.id}, more...)...).Scan(append([]any{&xid}, into...)...)
+	err = tx.QueryRowContext(ctx, st, append([]any{m.id}, more...)...).Scan(append([]any{&xid}, into...)...)
 	if pgsql.Code(err) == leaseLostCode {
 		return 0, fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}

@@ -26,6 +26,14 @@ const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 // reads the numbers its batch will count on (?3, pgsql.Batch.Turn).
 const labTurnStep = `lab_turn(?2, ?3)`
 
+// The first statements of the writing transactions: a lab's writer's
+// (the lease step, the lab's lock and numbers), and the others' (the lease
+// step alone).
+const (
+	sqlLabFirst  = "SELECT " + txStep + ", " + leaseStep + ", " + labTurnStep
+	sqlHoldFirst = "SELECT " + txStep + ", " + leaseStep
+)
+
 // deadlockRetries is how many times a writing transaction that PostgreSQL
 // chose to break a deadlock with runs again: it rolled back whole.
 const deadlockRetries = 3
@@ -58,8 +66,7 @@ func (p *pgWrites) take(lab string) *labWriter {
 	lw := p.labs[lab]
 	if lw == nil {
 		s := p.s
-		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: p.settle, asked: &p.asked, lock: s.lock, announce: s.tw.announce,
-			savepoint: s.tw.savepoint, rollbackTo: s.tw.rollbackTo, release: s.tw.release}}
+		lw = &labWriter{w: &writer{db: s.w, first: p.labStep(lab), settle: p.settle, asked: &p.asked, announce: s.tw.announce}}
 		p.labs[lab] = lw
 	}
 	lw.users++
@@ -76,8 +83,8 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 
 // labStep is the first statement of a lab's writer's transactions: the
 // lease step, then the lab's lock and the numbers its batch counts on.
-func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx, *pgsql.Batch) (int64, error) {
-	return func(ctx context.Context, tx *sql.Tx, b *pgsql.Batch) (int64, error) {
+func (p *pgWrites) labStep(lab string) firstStep {
+	return func(ctx context.Context, tx pgsql.Session, b *pgsql.Batch) (int64, error) {
 		var (
 			held any
 			turn sql.NullString
@@ -86,7 +93,7 @@ func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx, *pgsql.Bat
 		if q := b.Turn(); q != "" {
 			asks = q
 		}
-		xid, err := p.s.m.hold(ctx, tx, p.s.first, []any{&held, &turn}, lab, asks)
+		xid, err := p.s.m.hold(ctx, tx, sqlLabFirst, []any{&held, &turn}, lab, asks)
 		if err == nil {
 			b.CountedTurn(lab, turn)
 		}
@@ -96,9 +103,9 @@ func (p *pgWrites) labStep(lab string) func(context.Context, *sql.Tx, *pgsql.Bat
 
 // holdStep is the first statement of a writing transaction that numbers
 // nothing: the lease step alone.
-func (p *pgWrites) holdStep(ctx context.Context, tx *sql.Tx, _ *pgsql.Batch) (int64, error) {
+func (p *pgWrites) holdStep(ctx context.Context, tx pgsql.Session, _ *pgsql.Batch) (int64, error) {
 	var held any
-	return p.s.m.hold(ctx, tx, p.s.hold, []any{&held})
+	return p.s.m.hold(ctx, tx, sqlHoldFirst, []any{&held})
 }
 
 // write runs fn in a writing transaction of its own, beside the others.
@@ -127,14 +134,15 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 	}()
 	var told []Told
 	an := p.s.tw.announce.Load()
-	t := &Tx{ctx: ctx, tx: tx, lock: p.s.lock}
+	t := &Tx{ctx: ctx, tx: tx}
 	if an != nil {
 		t.told, t.an = &told, an
 	}
 	if err := call(fn, t); err != nil {
 		return err
 	}
-	return p.settle(xid, an.commit(ctx, tx, told))
+	_, err = tx.(*pgsql.Tx).Commit(ctx, an.statements(told))
+	return p.settle(xid, err)
 }
 
 // staleTries is how many times a writing transaction begins, on another
@@ -146,18 +154,25 @@ const staleTries = 10
 // firstStep runs a writing transaction's first statement (PostgreSQL's),
 // with the batch its jobs will share (nil: a transaction of its own), and
 // returns the transaction's id.
-type firstStep func(context.Context, *sql.Tx, *pgsql.Batch) (int64, error)
+type firstStep func(context.Context, pgsql.Session, *pgsql.Batch) (int64, error)
 
 // begin begins a writing transaction and runs its first statement (first;
-// nil for none, SQLite's) and returns the transaction's id from it. A connection
-// the database ended while it lay in the pool (a restart) fails at its
-// first use; nothing of the transaction has run then, so it begins again
-// on another.
-func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep, b *pgsql.Batch) (*sql.Tx, int64, error) {
-	for try := 1; ; try++ {
+// nil for none, SQLite's) and returns the transaction's id from it: on
+// PostgreSQL a *pgsql.Tx, on SQLite a *sql.Tx. A connection the database ended
+// while it lay in the pool (a restart) fails at its first use; nothing of
+// the transaction has run then, so it begins again on another.
+func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep, b *pgsql.Batch) (txn, int64, error) {
+	if first == nil {
 		tx, err := db.BeginTx(ctx, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		return tx, 0, nil
+	}
+	for try := 1; ; try++ {
+		tx, err := pgsql.Begin(ctx, db, opts)
 		var xid int64
-		if err == nil && first != nil {
+		if err == nil {
 			if xid, err = first(ctx, tx, b); err != nil {
 				tx.Rollback()
 			}
@@ -165,7 +180,7 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep
 		if err == nil {
 			return tx, xid, nil
 		}
-		if try == staleTries || ctx.Err() != nil || first == nil || !pgsql.Ended(err) {
+		if try == staleTries || ctx.Err() != nil || !pgsql.Ended(err) {
 			return nil, 0, err
 		}
 	}

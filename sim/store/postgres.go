@@ -76,20 +76,6 @@ func (s *Store) startPostgres(ctx context.Context) error {
 	if err := schema.Postgres(ctx, s.w); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&s.first, "SELECT " + txStep + ", " + leaseStep + ", " + labTurnStep},
-		{&s.hold, "SELECT " + txStep + ", " + leaseStep},
-		{&s.lock, sqlKeyLock},
-	} {
-		st, err := s.w.PrepareContext(ctx, p.sql)
-		if err != nil {
-			return fmt.Errorf("store: prepare %q: %w", p.sql, err)
-		}
-		*p.dst = st
-	}
 	return nil
 }
 
@@ -109,10 +95,11 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 		return err
 	}
 	defer tx.Rollback() // after a commit, a no-op
-	if err := fn(&Tx{ctx: ctx, tx: tx, lock: s.lock}); err != nil {
+	if err := fn(&Tx{ctx: ctx, tx: tx}); err != nil {
 		return err
 	}
-	return s.pg.settle(xid, tx.Commit())
+	_, err = tx.(*pgsql.Tx).Commit(ctx, nil)
+	return s.pg.settle(xid, err)
 }
 
 // MeasureSkew reads how far the database's clock is from this process's,

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/url"
@@ -52,10 +54,24 @@ func TestCommitWhoseAnswerIsLost(t *testing.T) {
 		}
 	}
 
+	// A lab's batch sends its held writes with its COMMIT (pgsql.Tx.Commit):
+	// the answers of both lost, the batch is settled, not run again.
+	cuts := p.arm()
+	if err := s.WriteLab(ctx, "lab-b", func(tx *Tx) error { return tx.Later(`INSERT INTO probe (id) VALUES (?1)`, 5) }); err != nil {
+		t.Errorf("WriteLab, held: a COMMIT that committed, its answer lost, returned %v; want nil", err)
+	}
+	if p.cuts() != cuts+1 {
+		t.Fatal("WriteLab, held: the proxy cut no COMMIT")
+	}
+	var held int
+	if err := db.QueryRow(`SELECT count(*) FROM probe WHERE id = 5`).Scan(&held); err != nil || held != 1 {
+		t.Errorf("WriteLab, held: %d rows (%v), want 1", held, err)
+	}
+
 	if _, err := db.Exec(`INSERT INTO probe (id, other) VALUES (1, 1)`); err != nil {
 		t.Fatal(err)
 	}
-	cuts := p.arm()
+	cuts = p.arm()
 	err := s.Write(ctx, func(tx *Tx) error {
 		_, err := tx.Exec(`INSERT INTO probe (id, other) VALUES (2, 1)`)
 		return err
@@ -74,7 +90,7 @@ func TestCommitWhoseAnswerIsLost(t *testing.T) {
 }
 
 // cutProxy passes a PostgreSQL connection through, and once armed cuts
-// the next connection that sends a COMMIT: the COMMIT reaches the server,
+// the next connection that runs a COMMIT (commits): the COMMIT reaches the server,
 // which has time to do it, and nothing it answers reaches the client.
 type cutProxy struct {
 	url   string
@@ -144,8 +160,7 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
-			commit := bytes.Contains(bytes.ToLower(buf[:n]), []byte("commit"))
-			if commit && p.armed.CompareAndSwap(true, false) {
+			if commits(buf[:n]) && p.armed.CompareAndSwap(true, false) {
 				cut.Store(true)
 				s.Write(buf[:n])
 				<-answered // the server committed (or refused), and its answer goes nowhere
@@ -159,6 +174,29 @@ func (p *cutProxy) serve(c net.Conn, target string) {
 			return
 		}
 	}
+}
+
+// commits reports whether what the client sent runs a COMMIT: a
+// transaction ends with its last statements and COMMIT in one pipeline
+// (pgsql.Tx.Commit), where pgx runs the COMMIT as a statement it prepared on
+// the connection before (in a round trip of its own, the first time) and
+// binds by its name, the way pgx names its cached statements
+// (stmtcache.StatementName). A Bind names it after the (empty) portal's
+// name; its Parse names it before its text.
+func commits(b []byte) bool {
+	digest := sha256.Sum256([]byte("COMMIT"))
+	name := []byte("\x00stmtcache_" + hex.EncodeToString(digest[:24]) + "\x00")
+	for i := bytes.Index(b, name); i >= 0; {
+		if !bytes.HasPrefix(b[i+len(name):], []byte("COMMIT")) {
+			return true
+		}
+		next := bytes.Index(b[i+1:], name)
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // A restart of PostgreSQL ends every session, the pool's idle

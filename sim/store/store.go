@@ -30,12 +30,6 @@ type Store struct {
 
 	reads *stmts.Cache // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
-	// PostgreSQL: the first statements of the writing transactions. first
-	// (a lab's writer's): the lease step and the lab's lock; hold (the
-	// others', Isolated's): the lease step; lock (Tx.LockKey): a key's
-	// (a lab's) lock.
-	first, hold, lock *sql.Stmt
-
 	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
 	mpool *pgxpool.Pool // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
 	m     *member       // this process among those on the database
@@ -172,7 +166,7 @@ func (s *Store) Prepare(ctx context.Context, query string) (*Stmt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare %q: %w", query, err)
 	}
-	return &Stmt{st: st}, nil
+	return &Stmt{st: st, q: query}, nil
 }
 
 // PrepareRead prepares a statement of the readers.
@@ -181,7 +175,7 @@ func (s *Store) PrepareRead(ctx context.Context, query string) (*Stmt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare %q: %w", query, err)
 	}
-	return &Stmt{st: st, read: true}, nil
+	return &Stmt{st: st, q: query, read: true}, nil
 }
 
 // plain is query as s's SQLite binds it fastest (pgsql.Plain); as it is
@@ -196,7 +190,8 @@ func plain(s *Store, query string) string {
 // Stmt is a prepared statement.
 type Stmt struct {
 	st   *sql.Stmt
-	read bool // of the readers: it runs outside transactions
+	q    string // its text: on PostgreSQL a transaction runs it on its connection
+	read bool   // of the readers: it runs outside transactions
 }
 
 // QueryRow runs a statement of the readers.

@@ -14,8 +14,7 @@ import (
 // caller who asked for it. Commit and rollback are the writer's.
 type Tx struct {
 	ctx   context.Context
-	tx    *sql.Tx
-	lock  *sql.Stmt    // PostgreSQL's key lock, for LockKey
+	tx    txn          // SQLite's *sql.Tx, or PostgreSQL's *pgsql.Tx
 	stmts *stmts.Cache // SQLite: the writer's compiled statements
 	// told is the writer's, when someone listens: what the transaction
 	// tells the other processes (Notify), numbered by an.
@@ -23,6 +22,13 @@ type Tx struct {
 	an   *announcer
 	last int64        // the number of the last notice this job told; 0: none
 	b    *pgsql.Batch // the group commit's; nil for a transaction of its own
+}
+
+// txn is a writing transaction's session with its end: SQLite's *sql.Tx,
+// or PostgreSQL's *pgsql.Tx, whose last statements go with its COMMIT.
+type txn interface {
+	pgsql.Session
+	Rollback() error
 }
 
 // ErrNotWritten is what Later gets when its row was not written.
@@ -102,14 +108,19 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	return stmts.Tx{Tx: t.tx, Cache: t.stmts}.ExecContext(t.ctx, query, args...)
+	if tx := t.sqlite(); tx != nil {
+		return stmts.Tx{Tx: tx, Cache: t.stmts}.ExecContext(t.ctx, query, args...)
+	}
+	return t.tx.ExecContext(t.ctx, query, args...)
 }
 
 // QueryRow runs a statement that returns at most one row.
 func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
 	t.sync() // a failure fails the statement, on the transaction it aborted
-	if st := t.stmts.Cached(query); st != nil {
-		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+	if tx := t.sqlite(); tx != nil {
+		if st := t.stmts.Cached(query); st != nil {
+			return tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+		}
 	}
 	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
@@ -119,24 +130,35 @@ func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	return stmts.Tx{Tx: t.tx, Cache: t.stmts}.QueryContext(t.ctx, query, args...)
+	if tx := t.sqlite(); tx != nil {
+		return stmts.Tx{Tx: tx, Cache: t.stmts}.QueryContext(t.ctx, query, args...)
+	}
+	return t.tx.QueryContext(t.ctx, query, args...)
 }
 
-// Stmt is a prepared statement of the writer, in this transaction.
-func (t *Tx) Stmt(st *Stmt) *sql.Stmt {
-	t.sync() // a failure fails the statement, on the transaction it aborted
-	return t.tx.StmtContext(t.ctx, st.st)
+// sqlite is the transaction on SQLite, nil on PostgreSQL.
+func (t *Tx) sqlite() *sql.Tx {
+	tx, _ := t.tx.(*sql.Tx)
+	return tx
 }
 
 // ExecStmt runs a prepared statement of the writer in this transaction.
 func (t *Tx) ExecStmt(st *Stmt, args ...any) (sql.Result, error) {
-	return t.Stmt(st).ExecContext(t.ctx, args...)
+	t.sync() // a failure fails the statement, on the transaction it aborted
+	if tx := t.sqlite(); tx != nil {
+		return tx.StmtContext(t.ctx, st.st).ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, st.q, args...) // pgx keeps it prepared on each connection
 }
 
 // QueryRowStmt runs a prepared statement of the writer that returns at
 // most one row, in this transaction.
 func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
-	return t.Stmt(st).QueryRowContext(t.ctx, args...)
+	t.sync() // a failure fails the statement, on the transaction it aborted
+	if tx := t.sqlite(); tx != nil {
+		return tx.StmtContext(t.ctx, st.st).QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, st.q, args...)
 }
 
 // LockKey takes the lock of key (a lab's id) until the transaction ends,
@@ -145,9 +167,9 @@ func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
 // SQLite, whose one writer runs one transaction at a time, there is
 // nothing to take.
 func (t *Tx) LockKey(key string) error {
-	if t.lock == nil {
+	if t.sqlite() != nil {
 		return nil
 	}
-	_, err := t.Stmt(&Stmt{st: t.lock}).ExecContext(t.ctx, key)
+	_, err := t.tx.ExecContext(t.ctx, sqlKeyLock, key)
 	return err
 }

@@ -50,8 +50,8 @@ func IsUnavailable(err error) bool {
 // stopped answering: a transaction whose COMMIT failed so did not commit;
 // one whose COMMIT went unanswered, and whose fate is not known, may have.
 func IsAnswered(err error) bool {
-	if errors.Is(err, errCommitUnknown) {
+	if errors.Is(err, pgsql.ErrCommitUnknown) {
 		return false
 	}
-	return errors.Is(err, errDidNotCommit) || sqliteCode(err) != 0 || pgsql.Code(err) != ""
+	return errors.Is(err, pgsql.ErrDidNotCommit) || sqliteCode(err) != 0 || pgsql.Code(err) != ""
 }

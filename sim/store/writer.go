@@ -61,9 +61,8 @@ type writer struct {
 	first  firstStep
 	settle func(xid int64, err error) error
 	asked  *pgsql.Asked // PostgreSQL's lab writer: the numbers its batches ask for
-	lock   *sql.Stmt    // PostgreSQL: a key's lock, for Tx.LockKey
 
-	savepoint, rollbackTo, release *sql.Stmt // one job of a group commit
+	savepoint, rollbackTo, release *sql.Stmt // SQLite: one job of a group commit
 
 	stmts *stmts.Cache // SQLite: the statements the transactions run, compiled between them
 
@@ -133,7 +132,7 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 
 // begun is a batch's transaction, begun with its first statement.
 type begun struct {
-	tx     *sql.Tx
+	tx     txn
 	xid    int64
 	err    error
 	b      *pgsql.Batch       // what its jobs share; its first statement may have counted
@@ -174,7 +173,7 @@ func (w *writer) begin(ctx context.Context) begun {
 	b := &pgsql.Batch{Asked: w.asked}
 	tx, xid, err := begin(ctx, w.db, nil, w.first, b)
 	if w.first == nil && err == nil { // SQLite: no data-modifying WITH
-		b.Each = stmts.Tx{Tx: tx, Cache: w.stmts}
+		b.Each = stmts.Tx{Tx: tx.(*sql.Tx), Cache: w.stmts}
 	}
 	return begun{tx, xid, err, b, func() {}}
 }
@@ -212,7 +211,7 @@ func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 			errs[i] = err // its caller has gone: nothing of it is written
 			continue
 		}
-		t := &Tx{ctx: j.Ctx, tx: tx, lock: w.lock, stmts: w.stmts, b: b}
+		t := &Tx{ctx: j.Ctx, tx: tx, stmts: w.stmts, b: b}
 		var mine []Told
 		if an != nil {
 			t.told, t.an = &mine, an
@@ -244,15 +243,14 @@ func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 		}
 		return errs
 	}
-	if b.Flush(ctx, tx); b.Failed != nil { // a held write: the batch runs again, holding none
-		tx.Rollback()
-		return nil
-	}
-	if len(batch) == 1 && errs[0] != nil {
+	if len(batch) == 1 && errs[0] != nil && b.Failed == nil {
 		errs[0] = errors.Join(errs[0], tx.Rollback())
 		return errs
 	}
-	err = an.commit(ctx, tx, told)
+	written, err := w.finish(ctx, tx, b, an.statements(told))
+	if !written { // a held write: the batch runs again, holding none
+		return nil
+	}
 	if w.settle != nil {
 		err = w.settle(xid, err)
 	}
@@ -274,26 +272,4 @@ func call(fn func(*Tx) error, tx *Tx) (err error) {
 		}
 	}()
 	return fn(tx)
-}
-
-// inSavepoint runs fn so that its failure undoes only its own writes.
-func (w *writer) inSavepoint(ctx context.Context, tx *Tx, fn func(*Tx) error) error {
-	if _, err := tx.tx.StmtContext(ctx, w.savepoint).ExecContext(ctx); err != nil {
-		return fmt.Errorf("store: savepoint: %w", err)
-	}
-	err := call(fn, tx)
-	var pe *PanicError
-	if errors.As(err, &pe) {
-		return err // the whole transaction rolls back
-	}
-	if err != nil {
-		tx.b.Forget() // what the job counted was rolled back
-		if _, rerr := tx.tx.StmtContext(ctx, w.rollbackTo).ExecContext(ctx); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-	}
-	if _, rerr := tx.tx.StmtContext(ctx, w.release).ExecContext(ctx); rerr != nil {
-		err = errors.Join(err, rerr)
-	}
-	return err
 }

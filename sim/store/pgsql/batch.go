@@ -26,7 +26,7 @@ type Batch struct {
 func (b *Batch) Holding() bool { return b != nil && b.Hold }
 
 // Flush runs the held writes, and remembers its failure in Failed.
-func (b *Batch) Flush(ctx context.Context, tx *sql.Tx) error {
+func (b *Batch) Flush(ctx context.Context, tx Session) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}

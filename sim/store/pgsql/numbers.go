@@ -70,7 +70,7 @@ func (a *Asked) like(n int) []asked {
 // then counted on in memory (Next) until Forget. The held writes go
 // first. When the batch's writer has asked for other numberings before,
 // they are asked in the same statement.
-func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+func (b *Batch) Numbers(ctx context.Context, tx Session, query string, args ...any) ([]int64, error) {
 	key := numbering(query, args)
 	if ns, ok := b.Next(key); ok {
 		return ns, nil
@@ -100,7 +100,7 @@ func (b *Batch) Numbers(ctx context.Context, tx *sql.Tx, query string, args ...a
 }
 
 // runner is what runs the batch's statements in tx.
-func (b *Batch) runner(tx *sql.Tx) Runner {
+func (b *Batch) runner(tx Session) Runner {
 	if b != nil && b.Each != nil {
 		return b.Each
 	}
@@ -113,7 +113,7 @@ func numbering(query string, args []any) string { return query + fmt.Sprint(args
 // askAll asks for every numbering remembered that takes as many
 // arguments as query, with args, in one statement, and takes the first
 // numbers of query's.
-func (b *Batch) askAll(ctx context.Context, tx *sql.Tx, query string, args []any) ([]int64, error) {
+func (b *Batch) askAll(ctx context.Context, tx Session, query string, args []any) ([]int64, error) {
 	qs := b.Asked.like(len(args))
 	var (
 		q   strings.Builder

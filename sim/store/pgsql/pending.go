@@ -81,23 +81,47 @@ func (p *Pending) Len() int {
 // snapshot; more than one only past maxParams). It fails on the first
 // statement that fails, with ErrNotWritten when a part of it wrote fewer
 // rows than it carried: the transaction is then to roll back.
-func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
+func (p *Pending) Flush(ctx context.Context, tx Session) error {
+	sts, err := p.Statements()
+	if err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if _, err := tx.ExecContext(ctx, st.Query, st.Args...); err != nil {
+			return NotWritten(err)
+		}
+	}
+	return nil
+}
+
+// Statement is one statement of held writes (Pending.Statements): it
+// fails (held_written, SQLSTATE IL002) unless each of its parts wrote
+// every row it carried, so that a COMMIT sent behind it in the same round
+// trip commits nothing when it did not.
+type Statement struct {
+	Query string // PostgreSQL's placeholders
+	Args  []any
+}
+
+// Statements are the held writes as the statements Flush runs, and empty p.
+func (p *Pending) Statements() ([]Statement, error) {
 	texts, rows, finals := p.texts, p.rows, p.final
 	*p = Pending{}
-	var st statement
+	var (
+		st  statement
+		out []Statement
+	)
 	for _, q := range texts {
 		for rs := rows[q]; len(rs) > 0; {
 			per := max(1, maxParams/max(1, len(rs[0])))
 			chunk := rs[:min(per, len(rs))]
 			rs = rs[len(chunk):]
 			if st.params()+len(chunk)*len(chunk[0]) > maxParams {
-				if err := st.run(ctx, tx); err != nil {
-					return err
-				}
+				out = append(out, st.done())
 			}
 			text, err := Fold(q, len(chunk), st.params())
 			if err != nil {
-				return err
+				return nil, err
 			}
 			var args []any // the rows' arguments, row after row
 			for _, r := range chunk {
@@ -111,14 +135,36 @@ func (p *Pending) Flush(ctx context.Context, tx *sql.Tx) error {
 		renumber(&b, f.query, unquoted(f.query), st.params())
 		st.add(b.String(), 1, f.args...)
 	}
-	return st.run(ctx, tx)
+	if len(st.rows) > 0 {
+		out = append(out, st.done())
+	}
+	return out, nil
 }
+
+// NotWritten is err, marked ErrNotWritten when it is held_written's
+// (SQLSTATE IL002): a held write that did not write its row.
+func NotWritten(err error) error {
+	if Code(err) == notWrittenCode {
+		return fmt.Errorf("%w: %w", ErrNotWritten, err)
+	}
+	return err
+}
+
+// notWrittenCode is held_written's SQLSTATE (migration 11).
+const notWrittenCode = "IL002"
 
 // Runner runs statements in a batch's transaction: a *sql.Tx, or on SQLite
 // the store's, through its compiled statements.
 type Runner interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Session is where a transaction's statements run: SQLite's *sql.Tx, or on
+// PostgreSQL the connection the transaction began on (*sql.Conn).
+type Session interface {
+	Runner
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // FlushEach is Flush for a database without data-modifying WITH queries
@@ -233,28 +279,19 @@ func (s *statement) add(text string, rows int, args ...any) {
 	s.rows = append(s.rows, rows)
 }
 
-// run sends the statement, if it has parts, and empties it.
-func (s *statement) run(ctx context.Context, tx *sql.Tx) error {
-	if len(s.rows) == 0 {
-		return nil
+// done is the statement, its parts' rows checked by held_written, and
+// empties s.
+func (s *statement) done() Statement {
+	counts := make([]string, len(s.rows))
+	want := make([]int64, len(s.rows))
+	for i, n := range s.rows {
+		counts[i] = fmt.Sprintf("(SELECT count(*) FROM w%d)", i)
+		want[i] = int64(n)
 	}
-	counts := make([]any, len(s.rows))
-	sel := make([]string, len(s.rows))
-	for i := range s.rows {
-		counts[i] = new(int64)
-		sel[i] = fmt.Sprintf("(SELECT count(*) FROM w%d)", i)
+	st := Statement{
+		Query: fmt.Sprintf("%s SELECT held_written(ARRAY[%s], $%d::bigint[])", s.with.String(), strings.Join(counts, ", "), len(s.args)+1),
+		Args:  append(s.args, want),
 	}
-	q := s.with.String() + " SELECT " + strings.Join(sel, ", ")
-	want := s.rows
-	args := s.args
 	*s = statement{}
-	if err := tx.QueryRowContext(ctx, q, args...).Scan(counts...); err != nil {
-		return err
-	}
-	for i, n := range want {
-		if got := *counts[i].(*int64); got != int64(n) {
-			return fmt.Errorf("%w: %d of %d", ErrNotWritten, got, n)
-		}
-	}
-	return nil
+	return st
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Rebind turns SQLite's placeholders into PostgreSQL's: ?N is $N, and each
@@ -99,6 +101,20 @@ type pgConn interface {
 }
 
 type rebound struct{ pgConn }
+
+// Pgx is the pgx connection under driverConn, a connection of a
+// Connector's as sql.Conn.Raw hands it over; false for another's.
+func Pgx(driverConn any) (*pgx.Conn, bool) {
+	r, ok := driverConn.(rebound)
+	if !ok {
+		return nil, false
+	}
+	c, ok := r.pgConn.(interface{ Conn() *pgx.Conn })
+	if !ok {
+		return nil, false
+	}
+	return c.Conn(), true
+}
 
 func (c rebound) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	return c.pgConn.PrepareContext(ctx, Rebind(q))

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"idemlab/sim/store/pgsql"
+)
+
+// finish ends a batch's transaction: its held writes, what its jobs told
+// (tell), COMMIT. On PostgreSQL the three go in one round trip
+// (pgsql.Tx.Commit). It reports false when a held write failed (b.Failed):
+// the transaction rolled back, and the batch is to run again.
+func (w *writer) finish(ctx context.Context, tx txn, b *pgsql.Batch, tell []pgsql.Statement) (written bool, err error) {
+	if b.Failed != nil { // met by a statement of a job
+		tx.Rollback()
+		return false, nil
+	}
+	pg, ok := tx.(*pgsql.Tx)
+	if !ok { // SQLite: nobody to tell
+		if b.Flush(ctx, tx); b.Failed != nil {
+			tx.Rollback()
+			return false, nil
+		}
+		return true, tx.(*sql.Tx).Commit()
+	}
+	held, err := b.Statements()
+	if err != nil {
+		b.Failed = err
+		pg.Rollback()
+		return false, nil
+	}
+	failed, err := pg.Commit(ctx, append(held, tell...))
+	if err != nil && failed < len(held) && pgsql.Code(err) != "" {
+		// The database refused a held write: the COMMIT behind it did not
+		// run. (A connection that broke says nothing of which ran: the
+		// COMMIT may have, and settle asks what became of it.)
+		b.Failed = pgsql.NotWritten(err)
+		return false, nil
+	}
+	return true, err
+}
+
+// inSavepoint runs fn so that its failure undoes only its own writes.
+func (w *writer) inSavepoint(ctx context.Context, tx *Tx, fn func(*Tx) error) error {
+	if err := w.exec(ctx, tx.tx, w.savepoint, "SAVEPOINT job"); err != nil {
+		return fmt.Errorf("store: savepoint: %w", err)
+	}
+	err := call(fn, tx)
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return err // the whole transaction rolls back
+	}
+	if err != nil {
+		tx.b.Forget() // what the job counted was rolled back
+		if rerr := w.exec(ctx, tx.tx, w.rollbackTo, "ROLLBACK TO job"); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	if rerr := w.exec(ctx, tx.tx, w.release, "RELEASE job"); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
+// exec runs a savepoint's statement: SQLite's compiled st, or on
+// PostgreSQL its text q.
+func (w *writer) exec(ctx context.Context, tx txn, st *sql.Stmt, q string) error {
+	var err error
+	if sq, ok := tx.(*sql.Tx); ok && st != nil {
+		_, err = sq.StmtContext(ctx, st).ExecContext(ctx)
+	} else {
+		_, err = tx.ExecContext(ctx, q)
+	}
+	return err
+}
