@@ -6,6 +6,7 @@ import (
 	"idemlab/sim/lesson"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -21,11 +22,13 @@ import (
 // the ledger's totals on both pages and in the lab's payments over the
 // API; then Play must have stopped by itself. The end state of each lesson
 // is a screenshot.
+//
+// The storm lesson plays alone (TestBrowserStormLessonPlays).
 func TestBrowserLessonsPlay(t *testing.T) {
 	t.Parallel()
 	g := &together{t: t}
 	dir := screenshotDir(t)
-	all := lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres") // as startServer's store
+	all := slices.DeleteFunc(lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres"), stormy) // as startServer's store
 	const perLab = 4
 	for from := 0; from < len(all); from += perLab {
 		group := all[from:min(from+perLab, len(all))]
@@ -33,25 +36,47 @@ func TestBrowserLessonsPlay(t *testing.T) {
 		if from/perLab%2 == 1 {
 			lang, other = other, lang
 		}
-		name := fmt.Sprintf("%s/%d-%d", lang, group[0].N, group[len(group)-1].N)
-		g.run(name, func(t *testing.T) {
-			l := openLab(t, "", withParts())
-			l.do(chromedp.EmulateViewport(1440, 900))
-			l.navigate(l.url + "?lang=" + lang)
-			w := l.twin("?lang=" + other)
-			for _, ls := range group {
-				l.playLesson(ls, lang)
-				w.sawLesson(ls, other)
-				l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
-				w.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, other))
-			}
-			if group[len(group)-1].N == all[len(all)-1].N {
-				l.lastLessonViews(dir, lang)
-				w.lastLessonViews(dir, other)
-			}
+		g.run(fmt.Sprintf("%s/%d-%d", lang, group[0].N, group[len(group)-1].N), func(t *testing.T) {
+			playLessons(t, dir, group, lang, other, false)
 		})
 	}
 	g.wait()
+}
+
+// The storm lesson (15), played as the others are, in a test that runs
+// alone, before the parallel ones: its herd of retries is hundreds of
+// simulated clients answered by one server, and on two cores shared with
+// the other browser tests the answers came late and spread out, so that the
+// herd's peak fell to twice jitter's instead of the article's several
+// times (seen once in a run of the package: 45 against 22). The last
+// lesson's other views (large type, dark) follow it.
+func TestBrowserStormLessonPlays(t *testing.T) {
+	all := lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres")
+	storms := slices.Clone(all)
+	storms = slices.DeleteFunc(storms, func(ls lesson.Lesson) bool { return !stormy(ls) })
+	if len(storms) == 0 || !stormy(all[len(all)-1]) {
+		t.Fatal("the storm lesson is not the last lesson: the last lesson's views would follow another")
+	}
+	playLessons(t, screenshotDir(t), storms, "en", "ru", true)
+}
+
+// playLessons plays the lessons in one lab, one after another, in lang,
+// while a tab in other watches; last adds the last lesson's other views.
+func playLessons(t *testing.T, dir string, lessons []lesson.Lesson, lang, other string, last bool) {
+	l := openLab(t, "", withParts())
+	l.do(chromedp.EmulateViewport(1440, 900))
+	l.navigate(l.url + "?lang=" + lang)
+	w := l.twin("?lang=" + other)
+	for _, ls := range lessons {
+		l.playLesson(ls, lang)
+		w.sawLesson(ls, other)
+		l.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, lang))
+		w.shoot(dir, fmt.Sprintf("lesson-%d-%s-1440x900.png", ls.N, other))
+	}
+	if last {
+		l.lastLessonViews(dir, lang)
+		w.lastLessonViews(dir, other)
+	}
 }
 
 // sawLesson checks that a tab watching a lesson another tab plays ends on
