@@ -34,9 +34,8 @@ func (w *writer) finish(ctx context.Context, tx txn, b *pgsql.Batch, tell []pgsq
 	}
 	failed, err := pg.Commit(ctx, append(held, tell...))
 	if err != nil && failed < len(held) && pgsql.Code(err) != "" {
-		// The database refused a held write: the COMMIT behind it did not
-		// run. (A connection that broke says nothing of which ran: the
-		// COMMIT may have, and settle asks what became of it.)
+		// Refused by the database: the COMMIT behind it did not run. (A broken
+		// connection says nothing of which ran: settle asks.)
 		b.Failed = pgsql.NotWritten(err)
 		return false, nil
 	}

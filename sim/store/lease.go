@@ -126,23 +126,27 @@ func (m *member) holds() bool {
 	return m.clock.Now().Before(m.until)
 }
 
-// hold runs a writing transaction's first statement, st: the
-// transaction's id (txStep), then the lease step (its first argument,
-// this process; more are the rest of st's, such as a lab to lock), and
-// st's other columns into the destinations into. It is refused at once
-// when this process knows its lease lost, and by the
-// database when it is not current there. It returns the transaction's id,
-// by which a COMMIT whose answer was lost is settled (Store.settle).
-func (m *member) hold(ctx context.Context, tx pgsql.Session, st string, into []any, more ...any) (xid int64, err error) {
+// hold is a writing transaction's first statement, st: the transaction's
+// id (txStep), then the lease step (its first argument, this process;
+// more are the rest of st's, such as a lab to lock). It is refused at once
+// when this process knows its lease lost, and by the database when it is
+// not current there (leaseErr). The transaction's id is what a COMMIT
+// whose answer was lost is settled by (Store.settle).
+func (m *member) hold(st string, more ...any) (pgsql.Statement, error) {
 	if !m.holds() {
 		m.failed(ErrLeaseLost) // it ran out before a renewal failed (one late): logged once all the same
-		return 0, ErrLeaseLost
+		return pgsql.Statement{}, ErrLeaseLost
 	}
-	err = tx.QueryRowContext(ctx, st, append([]any{m.id}, more...)...).Scan(append([]any{&xid}, into...)...)
+	return pgsql.Statement{Query: pgsql.Rebind(st), Args: append([]any{m.id}, more...)}, nil
+}
+
+// leaseErr is err, the failure of a first statement of hold's, marked
+// ErrLeaseLost when the database refused the lease.
+func leaseErr(err error) error {
 	if pgsql.Code(err) == leaseLostCode {
-		return 0, fmt.Errorf("%w: %w", ErrLeaseLost, err)
+		return fmt.Errorf("%w: %w", ErrLeaseLost, err)
 	}
-	return xid, err
+	return err
 }
 
 // renewed notes a lease renewed (or taken) by a statement sent at sent.

@@ -27,8 +27,7 @@ const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 const labTurnStep = `lab_turn(?2, ?3)`
 
 // The first statements of the writing transactions: a lab's writer's
-// (the lease step, the lab's lock and numbers), and the others' (the lease
-// step alone).
+// (the lease, the lab's lock and numbers), and the others' (the lease).
 const (
 	sqlLabFirst  = "SELECT " + txStep + ", " + leaseStep + ", " + labTurnStep
 	sqlHoldFirst = "SELECT " + txStep + ", " + leaseStep
@@ -84,7 +83,7 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 // labStep is the first statement of a lab's writer's transactions: the
 // lease step, then the lab's lock and the numbers its batch counts on.
 func (p *pgWrites) labStep(lab string) firstStep {
-	return func(ctx context.Context, tx pgsql.Session, b *pgsql.Batch) (int64, error) {
+	return func(b *pgsql.Batch) (first, error) {
 		var (
 			held any
 			turn sql.NullString
@@ -93,19 +92,17 @@ func (p *pgWrites) labStep(lab string) firstStep {
 		if q := b.Turn(); q != "" {
 			asks = q
 		}
-		xid, err := p.s.m.hold(ctx, tx, sqlLabFirst, []any{&held, &turn}, lab, asks)
-		if err == nil {
-			b.CountedTurn(lab, turn)
-		}
-		return xid, err
+		st, err := p.s.m.hold(sqlLabFirst, lab, asks)
+		return first{st: st, into: []any{&held, &turn}, after: func() { b.CountedTurn(lab, turn) }}, err
 	}
 }
 
 // holdStep is the first statement of a writing transaction that numbers
 // nothing: the lease step alone.
-func (p *pgWrites) holdStep(ctx context.Context, tx pgsql.Session, _ *pgsql.Batch) (int64, error) {
+func (p *pgWrites) holdStep(*pgsql.Batch) (first, error) {
 	var held any
-	return p.s.m.hold(ctx, tx, sqlHoldFirst, []any{&held})
+	st, err := p.s.m.hold(sqlHoldFirst)
+	return first{st: st, into: []any{&held}}, err
 }
 
 // write runs fn in a writing transaction of its own, beside the others.
@@ -151,18 +148,25 @@ func (p *pgWrites) once(ctx context.Context, fn func(*Tx) error) (err error) {
 // whose every connection a restart ended still writes.
 const staleTries = 10
 
-// firstStep runs a writing transaction's first statement (PostgreSQL's),
-// with the batch its jobs will share (nil: a transaction of its own), and
-// returns the transaction's id.
-type firstStep func(context.Context, pgsql.Session, *pgsql.Batch) (int64, error)
+// firstStep is a writing transaction's first statement (PostgreSQL's),
+// for the batch its jobs will share (nil: a transaction of its own).
+type firstStep func(*pgsql.Batch) (first, error)
 
-// begin begins a writing transaction and runs its first statement (first;
-// nil for none, SQLite's) and returns the transaction's id from it: on
-// PostgreSQL a *pgsql.Tx, on SQLite a *sql.Tx. A connection the database ended
-// while it lay in the pool (a restart) fails at its first use; nothing of
-// the transaction has run then, so it begins again on another.
-func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep, b *pgsql.Batch) (txn, int64, error) {
-	if first == nil {
+// first is a first statement: its row, after the transaction's id, goes into into; after runs once it is read.
+type first struct {
+	st    pgsql.Statement
+	into  []any
+	after func()
+}
+
+// begin begins a writing transaction and runs its first statement (step's;
+// nil for none, SQLite's), on PostgreSQL in the same round trip as BEGIN,
+// and returns the transaction's id from it: on PostgreSQL a *pgsql.Tx, on
+// SQLite a *sql.Tx. A connection the database ended while it lay in the
+// pool (a restart) fails at its first use; nothing of the transaction has
+// run then, so it begins again on another.
+func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, step firstStep, b *pgsql.Batch) (txn, int64, error) {
+	if step == nil {
 		tx, err := db.BeginTx(ctx, opts)
 		if err != nil {
 			return nil, 0, err
@@ -170,17 +174,19 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first firstStep
 		return tx, 0, nil
 	}
 	for try := 1; ; try++ {
-		tx, err := pgsql.Begin(ctx, db, opts)
-		var xid int64
-		if err == nil {
-			if xid, err = first(ctx, tx, b); err != nil {
-				tx.Rollback()
-			}
+		f, err := step(b)
+		if err != nil {
+			return nil, 0, err
 		}
+		var xid int64
+		tx, err := pgsql.Begin(ctx, db, opts, f.st, append([]any{&xid}, f.into...)...)
 		if err == nil {
+			if f.after != nil {
+				f.after()
+			}
 			return tx, xid, nil
 		}
-		if try == staleTries || ctx.Err() != nil || !pgsql.Ended(err) {
+		if err = leaseErr(err); try == staleTries || ctx.Err() != nil || !pgsql.Ended(err) {
 			return nil, 0, err
 		}
 	}

@@ -24,8 +24,7 @@ type Tx struct {
 	b    *pgsql.Batch // the group commit's; nil for a transaction of its own
 }
 
-// txn is a writing transaction's session with its end: SQLite's *sql.Tx,
-// or PostgreSQL's *pgsql.Tx, whose last statements go with its COMMIT.
+// txn is a writing transaction: SQLite's *sql.Tx, or PostgreSQL's *pgsql.Tx.
 type txn interface {
 	pgsql.Session
 	Rollback() error

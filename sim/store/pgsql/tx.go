@@ -26,8 +26,10 @@ type Tx struct {
 
 // Begin takes a connection of db (a Connector's) and begins a transaction
 // on it, at the isolation of opts (nil: PostgreSQL's default, read
-// committed).
-func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions) (*Tx, error) {
+// committed), with its first statement, first, in the same round trip:
+// first's one row goes into into. When first fails, the transaction rolls
+// back.
+func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first Statement, into ...any) (*Tx, error) {
 	q := "BEGIN"
 	if opts != nil {
 		switch opts.Isolation {
@@ -45,12 +47,40 @@ func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions) (*Tx, error) {
 		return nil, err
 	}
 	t := &Tx{Conn: conn}
-	if _, err := conn.ExecContext(ctx, q); err != nil {
+	began := false
+	err = conn.Raw(func(dc any) error {
+		c, ok := Pgx(dc)
+		if !ok {
+			return errNotPgx
+		}
+		var b pgx.Batch
+		b.Queue(q)
+		b.Queue(first.Query, first.Args...)
+		br := c.SendBatch(ctx, &b)
+		if _, err := br.Exec(); err != nil {
+			br.Close() // it says the same failure
+			return err
+		}
+		began = true
+		if err := br.QueryRow().Scan(into...); err != nil {
+			br.Close()
+			return err
+		}
+		return br.Close()
+	})
+	switch {
+	case err == nil:
+		return t, nil
+	case began:
+		return nil, errors.Join(err, t.Rollback())
+	default:
 		t.drop()
 		return nil, err
 	}
-	return t, nil
 }
+
+// errNotPgx is a connection of a pool that is not a Connector's.
+var errNotPgx = errors.New("store: a PostgreSQL transaction on a connection that is not pgx's")
 
 // Rollback rolls the transaction back and gives its connection back; once
 // the transaction has ended, it does nothing (sql.ErrTxDone).
@@ -85,7 +115,7 @@ func (t *Tx) Commit(ctx context.Context, sts []Statement) (failed int, err error
 	err = t.Conn.Raw(func(dc any) error {
 		c, ok := Pgx(dc)
 		if !ok {
-			return errors.New("store: a PostgreSQL transaction on a connection that is not pgx's")
+			return errNotPgx
 		}
 		var b pgx.Batch
 		for _, st := range sts {
