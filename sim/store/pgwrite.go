@@ -152,7 +152,8 @@ const staleTries = 10
 // for the batch its jobs will share (nil: a transaction of its own).
 type firstStep func(*pgsql.Batch) (first, error)
 
-// first is a first statement: its row, after the transaction's id, goes into into; after runs once it is read.
+// first is a first statement: its row, after the transaction's id, goes
+// into into; after runs once it is read.
 type first struct {
 	st    pgsql.Statement
 	into  []any
