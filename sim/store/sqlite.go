@@ -44,7 +44,7 @@ func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 	s := &Store{w: w, r: w, alone: true, m: m}
 	migrate := schema.SQLite
 	if memory {
-		migrate = migrateMemory
+		migrate = func(ctx context.Context, db *sql.DB) error { return schema.SQLiteMemory(ctx, db, freshMemory) }
 	}
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
@@ -76,6 +76,15 @@ func (s *Store) member(ctx context.Context) error {
 			s.m.id, s.m.name, time.Now().UnixMilli(), int64(math.MaxInt64))
 	}
 	return err
+}
+
+// freshMemory opens an empty in-memory database of one connection.
+func freshMemory() (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file::memory:?"+sqlitePragmas)
+	if err == nil {
+		keepOpen(db, 1)
+	}
+	return db, err
 }
 
 // keepOpen keeps n connections open for good: a connection closed when

@@ -1,12 +1,10 @@
-package store
+package schema
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"sync"
-
-	"idemlab/sim/store/schema"
 )
 
 // A new in-memory database starts from a copy of one migrated the first
@@ -25,10 +23,11 @@ type serialized interface {
 	Deserialize([]byte) error
 }
 
-// migrateMemory gives the in-memory database of db (one connection) the
-// newest schema.
-func migrateMemory(ctx context.Context, db *sql.DB) error {
-	memTemplate.once.Do(func() { memTemplate.buf, memTemplate.err = memorySchema(context.WithoutCancel(ctx)) })
+// SQLiteMemory gives the in-memory database of db (one connection) the
+// newest schema: a copy of the database fresh opens (an empty in-memory
+// one, of one connection) migrated the first time in the process.
+func SQLiteMemory(ctx context.Context, db *sql.DB, fresh func() (*sql.DB, error)) error {
+	memTemplate.once.Do(func() { memTemplate.buf, memTemplate.err = memorySchema(context.WithoutCancel(ctx), fresh) })
 	if memTemplate.err != nil {
 		return memTemplate.err
 	}
@@ -36,14 +35,13 @@ func migrateMemory(ctx context.Context, db *sql.DB) error {
 }
 
 // memorySchema migrates a fresh in-memory database and returns its bytes.
-func memorySchema(ctx context.Context) ([]byte, error) {
-	db, err := sql.Open("sqlite", "file::memory:?"+sqlitePragmas)
+func memorySchema(ctx context.Context, fresh func() (*sql.DB, error)) ([]byte, error) {
+	db, err := fresh()
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	keepOpen(db, 1)
-	if err := schema.SQLite(ctx, db); err != nil {
+	if err := SQLite(ctx, db); err != nil {
 		return nil, err
 	}
 	var buf []byte
@@ -65,7 +63,7 @@ func withRaw(ctx context.Context, db *sql.DB, fn func(serialized) error) error {
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(serialized)
 		if !ok {
-			return errors.New("store: the SQLite driver cannot copy a database")
+			return errors.New("schema: the SQLite driver cannot copy a database")
 		}
 		return fn(c)
 	})
