@@ -100,6 +100,16 @@ type cutProxy struct {
 
 func newCutProxy(t *testing.T, dsn string) *cutProxy {
 	t.Helper()
+	p := &cutProxy{}
+	p.url = pgProxy(t, dsn, p.serve)
+	return p
+}
+
+// pgProxy listens on loopback for PostgreSQL's clients and hands each
+// connection to serve, with the server's address; it returns dsn with the
+// proxy's address instead.
+func pgProxy(t *testing.T, dsn string, serve func(c net.Conn, target string)) string {
+	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -112,17 +122,16 @@ func newCutProxy(t *testing.T, dsn string) *cutProxy {
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	target := u.Host
 	u.Host = ln.Addr().String()
-	p := &cutProxy{url: u.String()}
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			wg.Go(func() { p.serve(c, target) })
+			wg.Go(func() { serve(c, target) })
 		}
 	})
-	return p
+	return u.String()
 }
 
 func (p *cutProxy) arm() int64  { p.armed.Store(true); return p.n.Load() }

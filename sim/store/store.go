@@ -69,13 +69,12 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if s.pool == nil {
 		s.reads, s.tw.stmts = stmts.New(s.r), stmts.New(s.w)
 		s.tw.asked = new(pgsql.Asked) // a batch asks for its numbers in one statement
-	} else {
+		if err := s.tw.prepare(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	} else { // PostgreSQL's writes go through s.pg; s.tw keeps what they tell (announce)
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
-		s.tw.first, s.tw.settle = s.pg.holdStep, s.pg.settle
-	}
-	if err := s.tw.prepare(ctx); err != nil {
-		s.Close()
-		return nil, err
 	}
 	if s.pool != nil {
 		if s.alone, err = m.start(ctx, s); err != nil {

@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"net"
-	"net/url"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -66,28 +64,8 @@ type tripCounter struct {
 
 func newTripCounter(t *testing.T, dsn string) *tripCounter {
 	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	target := u.Host
-	u.Host = ln.Addr().String()
-	p := &tripCounter{url: u.String()}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { p.serve(c, target) })
-		}
-	})
+	p := &tripCounter{}
+	p.url = pgProxy(t, dsn, p.serve)
 	return p
 }
 

@@ -47,31 +47,11 @@ func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first Statement
 		return nil, err
 	}
 	t := &Tx{Conn: conn}
-	began := false
-	err = conn.Raw(func(dc any) error {
-		c, ok := Pgx(dc)
-		if !ok {
-			return errNotPgx
-		}
-		var b pgx.Batch
-		b.Queue(q)
-		b.Queue(first.Query, first.Args...)
-		br := c.SendBatch(ctx, &b)
-		if _, err := br.Exec(); err != nil {
-			br.Close() // it says the same failure
-			return err
-		}
-		began = true
-		if err := br.QueryRow().Scan(into...); err != nil {
-			br.Close()
-			return err
-		}
-		return br.Close()
-	})
+	failed, err := t.send(ctx, []Statement{{Query: q}, first}, into...)
 	switch {
 	case err == nil:
 		return t, nil
-	case began:
+	case failed > 0: // BEGIN went: the first statement failed
 		return nil, errors.Join(err, t.Rollback())
 	default:
 		t.drop()
@@ -111,20 +91,44 @@ func (t *Tx) Commit(ctx context.Context, sts []Statement) (failed int, err error
 	if t.done {
 		return len(sts), sql.ErrTxDone
 	}
+	failed, err = t.send(ctx, append(sts[:len(sts):len(sts)], Statement{Query: "COMMIT"}))
+	switch {
+	case err == nil:
+		t.done = true
+		return len(sts), t.Conn.Close()
+	case failed < len(sts):
+		return failed, errors.Join(err, t.Rollback()) // aborted: the COMMIT did not run
+	default:
+		t.drop() // the COMMIT failed: whether it committed is settle's to learn
+		return failed, err
+	}
+}
+
+// send sends sts on the connection in one round trip (pgx's batch) and
+// reads their results in order, the last one's row into into when it has
+// destinations. It returns the place of the first statement that failed
+// (len(sts) when none did); those after it did not run.
+func (t *Tx) send(ctx context.Context, sts []Statement, into ...any) (failed int, err error) {
 	failed = len(sts)
 	err = t.Conn.Raw(func(dc any) error {
 		c, ok := Pgx(dc)
 		if !ok {
+			failed = 0
 			return errNotPgx
 		}
 		var b pgx.Batch
 		for _, st := range sts {
 			b.Queue(st.Query, st.Args...)
 		}
-		b.Queue("COMMIT")
 		br := c.SendBatch(ctx, &b)
-		for i := range len(sts) + 1 {
-			if _, err := br.Exec(); err != nil {
+		for i := range sts {
+			var err error
+			if i == len(sts)-1 && len(into) > 0 {
+				err = br.QueryRow().Scan(into...)
+			} else {
+				_, err = br.Exec()
+			}
+			if err != nil {
 				failed = i
 				br.Close() // it says the same failure
 				return err
@@ -132,14 +136,5 @@ func (t *Tx) Commit(ctx context.Context, sts []Statement) (failed int, err error
 		}
 		return br.Close()
 	})
-	switch {
-	case err == nil:
-		t.done = true
-		return failed, t.Conn.Close()
-	case failed < len(sts):
-		return failed, errors.Join(err, t.Rollback()) // aborted: the COMMIT did not run
-	default:
-		t.drop() // the COMMIT failed: whether it committed is settle's to learn
-		return failed, err
-	}
+	return failed, err
 }
