@@ -3,11 +3,13 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"idemlab/sim/class"
+	"idemlab/sim/lesson"
 	"idemlab/views"
 )
 
@@ -201,46 +203,64 @@ func TestClassTeacherSteers(t *testing.T) {
 // Every question of every lesson has a choice that its step makes right:
 // each lesson is played through the class (asked, revealed) and the
 // ledger, the answers and the emails decide; the choices have words in
-// both languages.
+// both languages. The storm lesson plays alone (stormLessons).
 func TestClassEveryLessonQuestionHasItsAnswer(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withParts())
-	keys := views.Keys()
-	for _, ls := range s.lessons() {
+	for _, ls := range slices.DeleteFunc(s.lessons(), stormy) {
 		t.Run(fmt.Sprint(ls.N), func(t *testing.T) {
 			t.Parallel()
-			lab := s.newLab("")
-			teacher, _ := s.classOn(lab)
-			s.lessonAt(lab, ls.N, "", 0)
-			asked := 0
-			for i := range ls.Steps {
-				a, _, ok := class.StepAsk(ls, i)
-				if !ok {
-					s.must(http.StatusOK, "POST", lab+"/lesson/step", fmt.Sprintf(`{"at":%d}`, i))
-					continue
-				}
-				asked++
-				if len(a.Choices) < 2 || len(a.Choices) > 4 {
-					t.Errorf("step %d: %d choices", i, len(a.Choices))
-				}
-				for _, c := range a.Choices {
-					if w := keys["class.c."+c]; w[0] == "" || w[1] == "" {
-						t.Errorf("step %d: no words for choice %q", i, c)
-					}
-				}
-				s.must(http.StatusOK, "POST", lab+"/class/questions", "", "Cookie", teacher)
-				got := s.must(http.StatusOK, "POST", lab+"/class/reveal", "", "Cookie", teacher).JSON(t)
-				if got["right"] == "" || got["lesson"] != float64(ls.N) || got["step"] != float64(i) {
-					t.Errorf("step %d (%s): no choice happened: %v", i, ls.Steps[i].Kind, got)
-				}
-			}
-			if asked == 0 {
-				t.Errorf("lesson %d asks nothing", ls.N)
-			}
-			if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != "met" {
-				t.Errorf("played through the class, lesson %d is %v, not as in the article", ls.N, st)
-			}
+			classLesson(t, s, ls)
 		})
+	}
+}
+
+// The storm lesson through the class, alone (stormLessons).
+func TestClassEveryLessonQuestionHasItsAnswerStorm(t *testing.T) {
+	s := startServer(t, withParts())
+	storms := stormLessons(s.lessons())
+	if len(storms) == 0 {
+		t.Fatal("no storm lesson")
+	}
+	for _, ls := range storms {
+		t.Run(fmt.Sprint(ls.N), func(t *testing.T) { classLesson(t, s, ls) })
+	}
+}
+
+// classLesson plays lesson ls in a new lab of s through the class, each
+// question asked and revealed, and checks the choices and the end.
+func classLesson(t *testing.T, s *testServer, ls lesson.Lesson) {
+	keys := views.Keys()
+	lab := s.newLab("")
+	teacher, _ := s.classOn(lab)
+	s.lessonAt(lab, ls.N, "", 0)
+	asked := 0
+	for i := range ls.Steps {
+		a, _, ok := class.StepAsk(ls, i)
+		if !ok {
+			s.must(http.StatusOK, "POST", lab+"/lesson/step", fmt.Sprintf(`{"at":%d}`, i))
+			continue
+		}
+		asked++
+		if len(a.Choices) < 2 || len(a.Choices) > 4 {
+			t.Errorf("step %d: %d choices", i, len(a.Choices))
+		}
+		for _, c := range a.Choices {
+			if w := keys["class.c."+c]; w[0] == "" || w[1] == "" {
+				t.Errorf("step %d: no words for choice %q", i, c)
+			}
+		}
+		s.must(http.StatusOK, "POST", lab+"/class/questions", "", "Cookie", teacher)
+		got := s.must(http.StatusOK, "POST", lab+"/class/reveal", "", "Cookie", teacher).JSON(t)
+		if got["right"] == "" || got["lesson"] != float64(ls.N) || got["step"] != float64(i) {
+			t.Errorf("step %d (%s): no choice happened: %v", i, ls.Steps[i].Kind, got)
+		}
+	}
+	if asked == 0 {
+		t.Errorf("lesson %d asks nothing", ls.N)
+	}
+	if st := s.must(http.StatusOK, "GET", lab+"/lesson", "").JSON(t)["state"]; st != "met" {
+		t.Errorf("played through the class, lesson %d is %v, not as in the article", ls.N, st)
 	}
 }
 
