@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 
 	"idemlab/sim/store/pgsql"
@@ -22,9 +23,18 @@ import (
 const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 
 // labTurnStep takes a lab's lock (?2), in the first statement of the
-// lab's writer's transactions, after the lease step; once it holds it, it
-// reads the numbers its batch will count on (?3, pgsql.Batch.Turn).
-const labTurnStep = `lab_turn(?2, ?3)`
+// lab's writer's transactions, after the lease step. The numbers its batch
+// will count on (pgsql.Batch.Turn) are read by the statement sent behind
+// it in the same round trip (sqlTurn), prepared once per connection like
+// every statement: lab_turn could read them itself (its second argument)
+// only through dynamic SQL in a subtransaction, which cost the database
+// more than the rest of the batch's first round trip (migration 10).
+const labTurnStep = `lab_turn(?2, NULL)`
+
+// sqlTurn reads a batch's numbers (pgsql.Batch.Turn's query, whose one
+// placeholder is the lab) as lab_turn wrote them, a row of integers in
+// text, NULL when the query answers no row.
+const sqlTurn = `SELECT (SELECT row(n.*)::text FROM (%s) AS n)`
 
 // The first statements of the writing transactions: a lab's writer's
 // (the lease, the lab's lock and numbers), and the others' (the lease).
@@ -84,16 +94,15 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 // lease step, then the lab's lock and the numbers its batch counts on.
 func (p *pgWrites) labStep(lab string) firstStep {
 	return func(b *pgsql.Batch) (first, error) {
-		var (
-			held any
-			turn sql.NullString
-			asks any // NULL: nothing to ask
-		)
+		var held, locked any
+		st, err := p.s.m.hold(sqlLabFirst, lab)
+		f := first{st: st, into: []any{&held, &locked}}
 		if q := b.Turn(); q != "" {
-			asks = q
+			turn := new(sql.NullString)
+			f.then = []pgsql.Statement{{Query: fmt.Sprintf(sqlTurn, q), Args: []any{lab}, Into: []any{turn}}}
+			f.after = func() { b.CountedTurn(lab, *turn) }
 		}
-		st, err := p.s.m.hold(sqlLabFirst, lab, asks)
-		return first{st: st, into: []any{&held, &turn}, after: func() { b.CountedTurn(lab, turn) }}, err
+		return f, err
 	}
 }
 
@@ -153,10 +162,12 @@ const staleTries = 10
 type firstStep func(*pgsql.Batch) (first, error)
 
 // first is a first statement: its row, after the transaction's id, goes
-// into into; after runs once it is read.
+// into into; then are statements sent behind it in the same round trip;
+// after runs once they are read.
 type first struct {
 	st    pgsql.Statement
 	into  []any
+	then  []pgsql.Statement
 	after func()
 }
 
@@ -180,7 +191,8 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, step firstStep,
 			return nil, 0, err
 		}
 		var xid int64
-		tx, err := pgsql.Begin(ctx, db, opts, f.st, append([]any{&xid}, f.into...)...)
+		f.st.Into = append([]any{&xid}, f.into...)
+		tx, err := pgsql.Begin(ctx, db, opts, append([]pgsql.Statement{f.st}, f.then...)...)
 		if err == nil {
 			if f.after != nil {
 				f.after()

@@ -17,7 +17,7 @@ type Batch struct {
 	Asked *Asked // the batch's writer's numberings; nil: none remembered
 	Each  Runner // SQLite: the held writes go a statement each (FlushEach), and the numbers asked through it
 	Pending
-	next   map[string][]int64
+	next   map[number][]int64
 	turn   []asked // the numberings its first statement asked for (Turn)
 	Failed error   // a flush of held writes failed: the batch is to run again
 }
@@ -41,8 +41,8 @@ func (b *Batch) Flush(ctx context.Context, tx Session) error {
 	return nil
 }
 
-// Next is the numbers after the last counted under key, if they were.
-func (b *Batch) Next(key string) ([]int64, bool) {
+// after is the numbers after the last counted under key, if they were.
+func (b *Batch) after(key number) ([]int64, bool) {
 	if b == nil {
 		return nil, false
 	}
@@ -53,13 +53,13 @@ func (b *Batch) Next(key string) ([]int64, bool) {
 	return slices.Clone(ns), ok
 }
 
-// Counted remembers ns as the last numbers taken under key.
-func (b *Batch) Counted(key string, ns []int64) {
+// counted remembers ns as the last numbers taken under key.
+func (b *Batch) counted(key number, ns []int64) {
 	if b == nil {
 		return
 	}
 	if b.next == nil {
-		b.next = map[string][]int64{}
+		b.next = map[number][]int64{}
 	}
 	b.next[key] = slices.Clone(ns)
 }

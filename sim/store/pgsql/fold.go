@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Fold makes of a single-row INSERT, `INSERT ... VALUES (row) rest`, the
@@ -14,37 +15,86 @@ import (
 // placeholder must be in the row; rest (ON CONFLICT) takes its values from
 // excluded, and returns nothing: a held write is counted by its rows.
 func Fold(q string, n, from int) (string, error) {
+	r, err := rowOf(q)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(len(q) + (n-1)*(len(r.row)+8))
+	b.WriteString(r.head)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		renumber(&b, r.row, r.urow, from+i*r.m)
+	}
+	b.WriteString(r.rest)
+	return b.String(), nil
+}
+
+// insertRow is a single-row INSERT taken apart for Fold: what comes before
+// its row, the row (and its unquoted text, with m placeholders), and what
+// comes after.
+type insertRow struct {
+	head, row, urow, rest string
+	m                     int
+}
+
+// rows keeps the INSERTs taken apart, by their text: a program's held
+// writes are a few constant texts, taken apart once each, not in every
+// batch. Past maxRows texts, the others are taken apart each time.
+var rows struct {
+	sync.Mutex
+	of map[string]insertRow
+}
+
+const maxRows = 256
+
+// rowOf is q taken apart (Fold), or why it cannot be folded.
+func rowOf(q string) (insertRow, error) {
+	rows.Lock()
+	r, ok := rows.of[q]
+	rows.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := takeApart(q)
+	if err != nil {
+		return r, err
+	}
+	rows.Lock()
+	defer rows.Unlock()
+	if rows.of == nil {
+		rows.of = make(map[string]insertRow)
+	}
+	if len(rows.of) < maxRows {
+		rows.of[q] = r
+	}
+	return r, nil
+}
+
+// takeApart is rowOf without its memory.
+func takeApart(q string) (insertRow, error) {
 	u := unquoted(q) // where placeholders and parentheses are looked for
 	at := valuesAt(u)
 	if at < 0 {
-		return "", fmt.Errorf("pgsql: fold: no VALUES in %.80q", q)
+		return insertRow{}, fmt.Errorf("pgsql: fold: no VALUES in %.80q", q)
 	}
 	end := closing(u, at)
 	if end < 0 {
-		return "", fmt.Errorf("pgsql: fold: the row of %.80q does not close", q)
+		return insertRow{}, fmt.Errorf("pgsql: fold: the row of %.80q does not close", q)
 	}
-	row, urow, rest := q[at:end+1], u[at:end+1], q[end+1:]
 	if strings.Contains(u[end+1:], "?") || strings.Contains(u[:at], "?") {
-		return "", fmt.Errorf("pgsql: fold: a placeholder outside the row of %.80q", q)
+		return insertRow{}, fmt.Errorf("pgsql: fold: a placeholder outside the row of %.80q", q)
 	}
 	if strings.Contains(strings.ToUpper(u[end+1:]), "RETURNING") {
-		return "", fmt.Errorf("pgsql: fold: a held write returns nothing: %.80q", q)
+		return insertRow{}, fmt.Errorf("pgsql: fold: a held write returns nothing: %.80q", q)
 	}
-	m, err := placeholders(urow)
+	m, err := placeholders(u[at : end+1])
 	if err != nil {
-		return "", fmt.Errorf("pgsql: fold %.80q: %w", q, err)
+		return insertRow{}, fmt.Errorf("pgsql: fold %.80q: %w", q, err)
 	}
-	var b strings.Builder
-	b.Grow(len(q) + (n-1)*(len(row)+8))
-	b.WriteString(q[:at])
-	for r := range n {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		renumber(&b, row, urow, from+r*m)
-	}
-	b.WriteString(rest)
-	return b.String(), nil
+	return insertRow{head: q[:at], row: q[at : end+1], urow: u[at : end+1], rest: q[end+1:], m: m}, nil
 }
 
 // valuesAt is where the row after the first VALUES of u (unquoted) opens.
@@ -129,7 +179,9 @@ func renumber(b *strings.Builder, q, u string, by int) {
 			continue
 		}
 		k, end := placeholderAt(u, i)
-		b.WriteString("$" + strconv.Itoa(k+by))
+		var n [20]byte
+		b.WriteByte('$')
+		b.Write(strconv.AppendInt(n[:0], int64(k+by), 10))
 		i = end - 1
 	}
 }

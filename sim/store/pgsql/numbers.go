@@ -72,7 +72,7 @@ func (a *Asked) like(n int) []asked {
 // they are asked in the same statement.
 func (b *Batch) Numbers(ctx context.Context, tx Session, query string, args ...any) ([]int64, error) {
 	key := numbering(query, args)
-	if ns, ok := b.Next(key); ok {
+	if ns, ok := b.after(key); ok {
 		return ns, nil
 	}
 	if err := b.Flush(ctx, tx); err != nil {
@@ -95,7 +95,7 @@ func (b *Batch) Numbers(ctx context.Context, tx Session, query string, args ...a
 	for i := range ns {
 		ns[i]++
 	}
-	b.Counted(key, ns)
+	b.counted(key, ns)
 	return ns, nil
 }
 
@@ -108,7 +108,18 @@ func (b *Batch) runner(tx Session) Runner {
 }
 
 // numbering is what the numbers of query with args are counted under.
-func numbering(query string, args []any) string { return query + fmt.Sprint(args...) }
+func numbering(query string, args []any) number {
+	if len(args) == 1 { // a lab's id, most often: no string made of it
+		if s, ok := args[0].(string); ok {
+			return number{query, s}
+		}
+	}
+	return number{query, fmt.Sprint(args...)}
+}
+
+// number is a numbering with its arguments, written as fmt.Sprint writes
+// them: what a batch counts its numbers under.
+type number struct{ query, args string }
 
 // askAll asks for every numbering remembered that takes as many
 // arguments as query, with args, in one statement, and takes the first
@@ -146,7 +157,7 @@ func (b *Batch) askAll(ctx context.Context, tx Session, query string, args []any
 			}
 			mine = ns
 		}
-		b.Counted(numbering(a.query, args), ns) // the highest taken; the next ask counts on
+		b.counted(numbering(a.query, args), ns) // the highest taken; the next ask counts on
 	}
 	if mine == nil {
 		return nil, errAlone
@@ -158,11 +169,11 @@ func (b *Batch) askAll(ctx context.Context, tx Session, query string, args []any
 // was forgotten meanwhile.
 var errAlone = errors.New("pgsql: ask alone")
 
-// Turn is the numbers a lab's batch asks for in its first statement, as
-// soon as it holds the lab's lock (the lab_turn function, migration 6):
+// Turn is the numbers a lab's batch asks for in its first round trip, in
+// the statement behind the one that takes the lab's lock (lab_turn):
 // every numbering remembered that takes one argument, the lab's id, in one
 // query whose placeholders are all $1; "" when none is remembered.
-// Counted then takes the row it answers.
+// CountedTurn then takes the row it answers.
 func (b *Batch) Turn() string {
 	if b == nil || b.Asked == nil {
 		return ""
@@ -201,7 +212,7 @@ func (b *Batch) CountedTurn(lab string, row sql.NullString) {
 		if len(ns) < a.cols {
 			return
 		}
-		b.Counted(numbering(a.query, []any{lab}), ns[:a.cols:a.cols])
+		b.counted(numbering(a.query, []any{lab}), ns[:a.cols:a.cols])
 		ns = ns[a.cols:]
 	}
 }

@@ -101,6 +101,7 @@ func (p *Pending) Flush(ctx context.Context, tx Session) error {
 type Statement struct {
 	Query string // PostgreSQL's placeholders
 	Args  []any
+	Into  []any // where its one row goes; nil for a statement read for its success alone
 }
 
 // Statements are the held writes as the statements Flush runs, and empty p.
@@ -123,17 +124,13 @@ func (p *Pending) Statements() ([]Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			var args []any // the rows' arguments, row after row
-			for _, r := range chunk {
-				args = append(args, r...)
-			}
-			st.add(text, len(chunk), args...)
+			st.add(text, len(chunk), chunk...)
 		}
 	}
 	for _, f := range finals {
 		var b strings.Builder
 		renumber(&b, f.query, unquoted(f.query), st.params())
-		st.add(b.String(), 1, f.args...)
+		st.add(b.String(), 1, f.args)
 	}
 	if len(st.rows) > 0 {
 		out = append(out, st.done())
@@ -267,15 +264,18 @@ type statement struct {
 
 func (s *statement) params() int { return len(s.args) }
 
-// add adds a part whose placeholders are numbered after the others'.
-func (s *statement) add(text string, rows int, args ...any) {
+// add adds a part whose placeholders are numbered after the others', with
+// the arguments of its rows, row after row.
+func (s *statement) add(text string, rows int, args ...[]any) {
 	if len(s.rows) == 0 {
 		s.with.WriteString("WITH ")
 	} else {
 		s.with.WriteString(", ")
 	}
 	fmt.Fprintf(&s.with, "w%d AS (%s RETURNING 1)", len(s.rows), text)
-	s.args = append(s.args, args...)
+	for _, a := range args {
+		s.args = append(s.args, a...)
+	}
 	s.rows = append(s.rows, rows)
 }
 

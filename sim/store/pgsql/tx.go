@@ -26,10 +26,10 @@ type Tx struct {
 
 // Begin takes a connection of db (a Connector's) and begins a transaction
 // on it, at the isolation of opts (nil: PostgreSQL's default, read
-// committed), with its first statement, first, in the same round trip:
-// first's one row goes into into. When first fails, the transaction rolls
-// back.
-func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first Statement, into ...any) (*Tx, error) {
+// committed), with its first statements, first, in the same round trip,
+// each one's row into its Into. When one of them fails, the transaction
+// rolls back.
+func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first ...Statement) (*Tx, error) {
 	q := "BEGIN"
 	if opts != nil {
 		switch opts.Isolation {
@@ -47,7 +47,7 @@ func Begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, first Statement
 		return nil, err
 	}
 	t := &Tx{Conn: conn}
-	failed, err := t.send(ctx, []Statement{{Query: q}, first}, into...)
+	failed, err := t.send(ctx, append([]Statement{{Query: q}}, first...))
 	switch {
 	case err == nil:
 		return t, nil
@@ -105,10 +105,10 @@ func (t *Tx) Commit(ctx context.Context, sts []Statement) (failed int, err error
 }
 
 // send sends sts on the connection in one round trip (pgx's batch) and
-// reads their results in order, the last one's row into into when it has
-// destinations. It returns the place of the first statement that failed
+// reads their results in order, the row of each that has an Into into it.
+// It returns the place of the first statement that failed
 // (len(sts) when none did); those after it did not run.
-func (t *Tx) send(ctx context.Context, sts []Statement, into ...any) (failed int, err error) {
+func (t *Tx) send(ctx context.Context, sts []Statement) (failed int, err error) {
 	failed = len(sts)
 	err = t.Conn.Raw(func(dc any) error {
 		c, ok := Pgx(dc)
@@ -121,10 +121,10 @@ func (t *Tx) send(ctx context.Context, sts []Statement, into ...any) (failed int
 			b.Queue(st.Query, st.Args...)
 		}
 		br := c.SendBatch(ctx, &b)
-		for i := range sts {
+		for i, st := range sts {
 			var err error
-			if i == len(sts)-1 && len(into) > 0 {
-				err = br.QueryRow().Scan(into...)
+			if st.Into != nil {
+				err = br.QueryRow().Scan(st.Into...)
 			} else {
 				_, err = br.Exec()
 			}
