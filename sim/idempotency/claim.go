@@ -155,7 +155,7 @@ type record struct {
 	stored                 sim.Stored
 }
 
-func (c *Claim) read(row *sql.Row) (record, error) {
+func (c *Claim) read(row store.Row) (record, error) {
 	var (
 		r       record
 		status  sql.NullInt64

@@ -16,6 +16,7 @@ import (
 
 	"idemlab/sim"
 	"idemlab/sim/budget"
+	"idemlab/sim/store"
 )
 
 // The kinds of labs.
@@ -120,7 +121,7 @@ FROM labs l LEFT JOIN lab_lessons ll ON ll.lab_id = l.id WHERE l.id = ?`
 
 // scanState reads a lab's state from a row of stateQuery; ENotFound when
 // there is none.
-func scanState(row *sql.Row, id string) (State, error) {
+func scanState(row store.Row, id string) (State, error) {
 	var (
 		st    State
 		raw   string

@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
 	"idemlab/sim/store/pgsql"
+	"idemlab/sim/store/stmts"
 )
 
 // finish ends a batch's transaction: its held writes, what its jobs told
@@ -24,7 +24,7 @@ func (w *writer) finish(ctx context.Context, tx txn, b *pgsql.Batch, tell []pgsq
 			tx.Rollback()
 			return false, nil
 		}
-		return true, tx.(*sql.Tx).Commit()
+		return true, tx.(*stmts.WriteTx).Commit()
 	}
 	held, err := b.Statements()
 	if err != nil {
@@ -44,7 +44,7 @@ func (w *writer) finish(ctx context.Context, tx txn, b *pgsql.Batch, tell []pgsq
 
 // inSavepoint runs fn so that its failure undoes only its own writes.
 func (w *writer) inSavepoint(ctx context.Context, tx *Tx, fn func(*Tx) error) error {
-	if err := w.exec(ctx, tx.tx, w.savepoint, "SAVEPOINT job"); err != nil {
+	if err := w.exec(ctx, tx.tx, "SAVEPOINT job"); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	err := call(fn, tx)
@@ -54,24 +54,19 @@ func (w *writer) inSavepoint(ctx context.Context, tx *Tx, fn func(*Tx) error) er
 	}
 	if err != nil {
 		tx.b.Forget() // what the job counted was rolled back
-		if rerr := w.exec(ctx, tx.tx, w.rollbackTo, "ROLLBACK TO job"); rerr != nil {
+		if rerr := w.exec(ctx, tx.tx, "ROLLBACK TO job"); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	}
-	if rerr := w.exec(ctx, tx.tx, w.release, "RELEASE job"); rerr != nil {
+	if rerr := w.exec(ctx, tx.tx, "RELEASE job"); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	return err
 }
 
-// exec runs a savepoint's statement: SQLite's compiled st, or on
-// PostgreSQL its text q.
-func (w *writer) exec(ctx context.Context, tx txn, st *sql.Stmt, q string) error {
-	var err error
-	if sq, ok := tx.(*sql.Tx); ok && st != nil {
-		_, err = sq.StmtContext(ctx, st).ExecContext(ctx)
-	} else {
-		_, err = tx.ExecContext(ctx, q)
-	}
+// exec runs a savepoint's statement (SQLite's compiled on its connection,
+// as every statement of its transactions).
+func (w *writer) exec(ctx context.Context, tx txn, q string) error {
+	_, err := tx.ExecContext(ctx, q)
 	return err
 }

@@ -24,13 +24,14 @@ func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	const insert = `INSERT INTO t (n) VALUES (?)`
+	before := s.tw.raw.Len()
 	for i := range 3 {
 		if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.Exec(insert, i); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s.tw.stmts.Cached(insert) == nil {
-		t.Errorf("the writer's statement is not compiled after three transactions")
+	if n := s.tw.raw.Len() - before; n != 1 {
+		t.Errorf("the writer compiled %d statements on its connection in three transactions of one; want 1", n)
 	}
 	const sum = `SELECT COALESCE(SUM(n), 0), COUNT(*) FROM t`
 	for range 2 {
@@ -59,5 +60,23 @@ func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
 	}
 	if n := s.reads.Len(); n > stmts.MaxCached {
 		t.Errorf("the readers' cache holds %d statements; its bound is %d", n, stmts.MaxCached)
+	}
+	err = s.Write(ctx, func(tx *Tx) error {
+		for i := range 2 * stmts.MaxCached {
+			if _, err := tx.Exec(fmt.Sprintf(`INSERT INTO t (n) VALUES (%d)`, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count int
+	if err := s.QueryRow(ctx, `SELECT COUNT(*) FROM t`).Scan(&count); err != nil || count != 3+2*stmts.MaxCached {
+		t.Fatalf("%d rows (%v) after %d writes of texts of their own; want %d", count, err, 2*stmts.MaxCached, 3+2*stmts.MaxCached)
+	}
+	if n := s.tw.raw.Len(); n > stmts.MaxCached {
+		t.Errorf("the writer's connection holds %d statements compiled; its bound is %d", n, stmts.MaxCached)
 	}
 }

@@ -67,12 +67,8 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	}
 	s.tw = &writer{db: s.w, announce: new(atomic.Pointer[announcer]), turn: make(chan struct{}, 1)}
 	if s.pool == nil {
-		s.reads, s.tw.stmts = stmts.New(s.r), stmts.New(s.w)
+		s.reads, s.tw.raw = stmts.New(s.r), new(stmts.Raw)
 		s.tw.asked = new(pgsql.Asked) // a batch asks for its numbers in one statement
-		if err := s.tw.prepare(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
 	} else { // PostgreSQL's writes go through s.pg; s.tw keeps what they tell (announce)
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
 	}
@@ -92,7 +88,7 @@ func (s *Store) Close() error {
 	if s.tw != nil {
 		s.leave()
 		s.tw.close()
-		s.tw.stmts.Close()
+		s.tw.raw.Close(s.w)
 	}
 	s.reads.Close()
 	err := s.w.Close()
@@ -157,15 +153,18 @@ func (s *Store) Query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return s.r.QueryContext(ctx, query, args...)
 }
 
-// Prepare prepares a statement of the writer, for the transactions that
-// run it often (Tx.Stmt): SQLite compiles each statement anew otherwise,
-// and on the charge path compiling costs more than writing.
+// Prepare checks a statement of the writer, for the transactions that run
+// it often (Tx.ExecStmt, Tx.QueryRowStmt): a statement that does not
+// compile fails here, when the lab starts. The transactions run it
+// compiled (SQLite's on the writer's connection, stmts.Raw; pgx keeps it
+// prepared on each connection).
 func (s *Store) Prepare(ctx context.Context, query string) (*Stmt, error) {
 	st, err := s.w.PrepareContext(ctx, plain(s, query))
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare %q: %w", query, err)
 	}
-	return &Stmt{st: st, q: query}, nil
+	st.Close()
+	return &Stmt{q: query}, nil
 }
 
 // PrepareRead prepares a statement of the readers.
@@ -188,9 +187,9 @@ func plain(s *Store, query string) string {
 
 // Stmt is a prepared statement.
 type Stmt struct {
-	st   *sql.Stmt
-	q    string // its text: on PostgreSQL a transaction runs it on its connection
-	read bool   // of the readers: it runs outside transactions
+	st   *sql.Stmt // the readers' (PrepareRead)
+	q    string    // its text, which a writing transaction runs
+	read bool      // of the readers: it runs outside transactions
 }
 
 // QueryRow runs a statement of the readers.

@@ -13,9 +13,8 @@ import (
 // its statements run in the transaction and under the context of the
 // caller who asked for it. Commit and rollback are the writer's.
 type Tx struct {
-	ctx   context.Context
-	tx    txn          // SQLite's *sql.Tx, or PostgreSQL's *pgsql.Tx
-	stmts *stmts.Cache // SQLite: the writer's compiled statements
+	ctx context.Context
+	tx  txn // SQLite's *stmts.WriteTx, or PostgreSQL's *pgsql.Tx
 	// told is the writer's, when someone listens: what the transaction
 	// tells the other processes (Notify), numbered by an.
 	told *[]Told
@@ -24,7 +23,13 @@ type Tx struct {
 	b    *pgsql.Batch // the group commit's; nil for a transaction of its own
 }
 
-// txn is a writing transaction: SQLite's *sql.Tx, or PostgreSQL's *pgsql.Tx.
+// Row is the row a statement answered (Tx.QueryRowStmt), as *sql.Row is.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// txn is a writing transaction: SQLite's (stmts.WriteTx), or PostgreSQL's
+// (pgsql.Tx).
 type txn interface {
 	pgsql.Session
 	Rollback() error
@@ -107,19 +112,14 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if tx := t.sqlite(); tx != nil {
-		return stmts.Tx{Tx: tx, Cache: t.stmts}.ExecContext(t.ctx, query, args...)
-	}
 	return t.tx.ExecContext(t.ctx, query, args...)
 }
 
 // QueryRow runs a statement that returns at most one row.
-func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
+func (t *Tx) QueryRow(query string, args ...any) Row {
 	t.sync() // a failure fails the statement, on the transaction it aborted
-	if tx := t.sqlite(); tx != nil {
-		if st := t.stmts.Cached(query); st != nil {
-			return tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
-		}
+	if w := t.lite(); w != nil {
+		return w.QueryRow(t.ctx, query, args...) // compiled on its connection
 	}
 	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
@@ -129,36 +129,26 @@ func (t *Tx) Query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.sync(); err != nil {
 		return nil, err
 	}
-	if tx := t.sqlite(); tx != nil {
-		return stmts.Tx{Tx: tx, Cache: t.stmts}.QueryContext(t.ctx, query, args...)
-	}
 	return t.tx.QueryContext(t.ctx, query, args...)
 }
 
-// sqlite is the transaction on SQLite, nil on PostgreSQL.
-func (t *Tx) sqlite() *sql.Tx {
-	tx, _ := t.tx.(*sql.Tx)
-	return tx
+// lite is the transaction on SQLite, nil on PostgreSQL.
+func (t *Tx) lite() *stmts.WriteTx {
+	w, _ := t.tx.(*stmts.WriteTx)
+	return w
 }
 
 // ExecStmt runs a prepared statement of the writer in this transaction.
+// SQLite's transaction runs it compiled on its connection, as every
+// statement; pgx keeps it prepared on each connection.
 func (t *Tx) ExecStmt(st *Stmt, args ...any) (sql.Result, error) {
 	t.sync() // a failure fails the statement, on the transaction it aborted
-	if tx := t.sqlite(); tx != nil {
-		return tx.StmtContext(t.ctx, st.st).ExecContext(t.ctx, args...)
-	}
-	return t.tx.ExecContext(t.ctx, st.q, args...) // pgx keeps it prepared on each connection
+	return t.tx.ExecContext(t.ctx, st.q, args...)
 }
 
 // QueryRowStmt runs a prepared statement of the writer that returns at
 // most one row, in this transaction.
-func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
-	t.sync() // a failure fails the statement, on the transaction it aborted
-	if tx := t.sqlite(); tx != nil {
-		return tx.StmtContext(t.ctx, st.st).QueryRowContext(t.ctx, args...)
-	}
-	return t.tx.QueryRowContext(t.ctx, st.q, args...)
-}
+func (t *Tx) QueryRowStmt(st *Stmt, args ...any) Row { return t.QueryRow(st.q, args...) }
 
 // LockKey takes the lock of key (a lab's id) until the transaction ends,
 // on PostgreSQL, where writing transactions run side by side: the
@@ -166,7 +156,7 @@ func (t *Tx) QueryRowStmt(st *Stmt, args ...any) *sql.Row {
 // SQLite, whose one writer runs one transaction at a time, there is
 // nothing to take.
 func (t *Tx) LockKey(key string) error {
-	if t.sqlite() != nil {
+	if t.lite() != nil {
 		return nil
 	}
 	_, err := t.tx.ExecContext(t.ctx, sqlKeyLock, key)

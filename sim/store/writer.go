@@ -62,30 +62,13 @@ type writer struct {
 	settle func(xid int64, err error) error
 	asked  *pgsql.Asked // PostgreSQL's lab writer: the numbers its batches ask for
 
-	savepoint, rollbackTo, release *sql.Stmt // SQLite: one job of a group commit
-
-	stmts *stmts.Cache // SQLite: the statements the transactions run, compiled between them
+	raw *stmts.Raw // SQLite: the statements the transactions run, compiled on its connection
 
 	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
 	turn chan struct{} // SQLite: held by the batch that runs
 
 	queue group.Queue[func(*Tx) error]
-}
-
-// prepare prepares the savepoint statements of the group commits.
-func (w *writer) prepare(ctx context.Context) error {
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{{&w.savepoint, "SAVEPOINT job"}, {&w.rollbackTo, "ROLLBACK TO job"}, {&w.release, "RELEASE job"}} {
-		st, err := w.db.PrepareContext(ctx, p.sql)
-		if err != nil {
-			return fmt.Errorf("store: prepare %q: %w", p.sql, err)
-		}
-		*p.dst = st
-	}
-	return nil
 }
 
 // run runs fn in a writing transaction and returns its result.
@@ -116,9 +99,6 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 	if errs == nil {
 		errs = w.commit(batch, w.begin(context.Background()), true)
 	}
-	// The connection is the leader's until it hands over: the statements
-	// this batch met are compiled now, for the batches to come.
-	w.stmts.PrepareWanted(context.Background())
 	var mine error
 	for i, b := range batch {
 		if b == j {
@@ -171,10 +151,15 @@ func (w *writer) start(ctx context.Context) (begun, bool) {
 // begin begins a transaction of the writer.
 func (w *writer) begin(ctx context.Context) begun {
 	b := &pgsql.Batch{Asked: w.asked}
-	tx, xid, err := begin(ctx, w.db, nil, w.first, b)
-	if w.first == nil && err == nil { // SQLite: no data-modifying WITH
-		b.Each = stmts.Tx{Tx: tx.(*sql.Tx), Cache: w.stmts}
+	if w.first == nil { // SQLite: no data-modifying WITH
+		tx, err := stmts.Begin(ctx, w.db, w.raw)
+		if err != nil {
+			return begun{err: err, b: b, cancel: func() {}}
+		}
+		b.Each = tx
+		return begun{tx: tx, b: b, cancel: func() {}}
 	}
+	tx, xid, err := begin(ctx, w.db, nil, w.first, b)
 	return begun{tx, xid, err, b, func() {}}
 }
 
@@ -211,7 +196,7 @@ func (w *writer) commit(batch []*txJob, st begun, savepoints bool) []error {
 			errs[i] = err // its caller has gone: nothing of it is written
 			continue
 		}
-		t := &Tx{ctx: j.Ctx, tx: tx, stmts: w.stmts, b: b}
+		t := &Tx{ctx: j.Ctx, tx: tx, b: b}
 		var mine []Told
 		if an != nil {
 			t.told, t.an = &mine, an

@@ -20,17 +20,23 @@ import (
 type Job[T any] struct {
 	Ctx  context.Context
 	Do   T
-	done chan error    // its result, when another job's caller ran it
-	lead chan struct{} // told to start the next batch
+	told chan told // its result, when another job's caller ran it, or that it is to start the next batch
+}
+
+// told is what a waiting job is told, once: to start the next batch, or
+// its result.
+type told struct {
+	lead bool
+	err  error
 }
 
 // NewJob is a job of ctx's caller.
 func NewJob[T any](ctx context.Context, do T) *Job[T] {
-	return &Job[T]{Ctx: ctx, Do: do, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	return &Job[T]{Ctx: ctx, Do: do, told: make(chan told, 1)}
 }
 
 // Done tells j's caller its result.
-func (j *Job[T]) Done(err error) { j.done <- err }
+func (j *Job[T]) Done(err error) { j.told <- told{err: err} }
 
 // Queue is the jobs waiting for a batch. It is safe for concurrent use.
 type Queue[T any] struct {
@@ -59,21 +65,15 @@ func (q *Queue[T]) Wait(j *Job[T], closed error) (starts bool, err error) {
 	}
 	q.mu.Unlock()
 	select {
-	case err := <-j.done:
-		return false, err
-	case <-j.lead:
-		return true, nil
+	case t := <-j.told:
+		return t.lead, t.err
 	case <-j.Ctx.Done():
 		if q.leave(j) {
 			return false, j.Ctx.Err()
 		}
 		// Too late to leave: a batch holds it, or it is told to start one.
-		select {
-		case err := <-j.done:
-			return false, err
-		case <-j.lead:
-			return true, nil
-		}
+		t := <-j.told
+		return t.lead, t.err
 	}
 }
 
@@ -82,7 +82,7 @@ func (q *Queue[T]) leave(j *Job[T]) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i := slices.Index(q.jobs, j)
-	if i < 0 || i == 0 && len(j.lead) > 0 {
+	if i < 0 || i == 0 && len(j.told) > 0 {
 		return false
 	}
 	q.jobs = slices.Delete(q.jobs, i, i+1)
@@ -116,7 +116,7 @@ func (q *Queue[T]) Abandon(j *Job[T]) {
 func (q *Queue[T]) handOn() {
 	q.starting = len(q.jobs) > 0
 	if q.starting {
-		q.jobs[0].lead <- struct{}{}
+		q.jobs[0].told <- told{lead: true}
 	}
 }
 

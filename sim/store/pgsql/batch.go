@@ -71,8 +71,17 @@ func (b *Batch) Forget() {
 	}
 }
 
+// intsRunner is a Runner that reads a row of integers itself: SQLite's
+// writing transaction, through its compiled statements.
+type intsRunner interface {
+	Ints(ctx context.Context, query string, args ...any) ([]int64, error)
+}
+
 // Ints reads the one row of integers that query answers in tx.
 func Ints(ctx context.Context, tx Runner, query string, args ...any) ([]int64, error) {
+	if ir, ok := tx.(intsRunner); ok {
+		return ir.Ints(ctx, query, args...)
+	}
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

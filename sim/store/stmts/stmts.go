@@ -111,26 +111,3 @@ func (c *Cache) Len() int {
 	defer c.mu.Unlock()
 	return len(c.stmts) + len(c.wanted)
 }
-
-// Tx runs a transaction's statements through the cache's compiled ones,
-// those it holds (it notes the others, as Cached does).
-type Tx struct {
-	Tx    *sql.Tx
-	Cache *Cache
-}
-
-// ExecContext runs a statement that returns no rows.
-func (t Tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st := t.Cache.Cached(q); st != nil {
-		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return t.Tx.ExecContext(ctx, q, args...)
-}
-
-// QueryContext runs a statement that returns rows.
-func (t Tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := t.Cache.Cached(q); st != nil {
-		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	return t.Tx.QueryContext(ctx, q, args...)
-}
