@@ -1,5 +1,6 @@
-// Package stmts keeps SQLite's compiled statements of a connection pool by
-// their text, for the store's readers and its writer.
+// Package stmts keeps SQLite's compiled statements by their text: the
+// readers' pool's (Cache), and those of the writer's connection, on which
+// the writing transactions run (Raw, WriteTx).
 package stmts
 
 import (
