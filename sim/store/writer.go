@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -67,6 +68,7 @@ type writer struct {
 	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
 	turn chan struct{} // SQLite: held by the batch that runs
+	last int           // SQLite: how many jobs the last batch carried (its leader's, under turn)
 
 	queue group.Queue[func(*Tx) error]
 }
@@ -87,7 +89,16 @@ func (w *writer) run(ctx context.Context, fn func(*Tx) error) error {
 		return ctx.Err()
 	}
 	defer st.cancel()
+	if w.first == nil && w.last > 1 {
+		// Under load (the batch before carried several), the requests
+		// that are ready to queue get the processor first: a batch of
+		// more jobs shares one COMMIT, whose WAL frames (a write for each
+		// page it changed) are most of a SQLite batch's cost.
+		runtime.Gosched()
+		runtime.Gosched()
+	}
 	batch := w.queue.Take(maxBatch)
+	w.last = len(batch)
 	defer w.end()
 
 	// A batch first runs without a savepoint around each job, holding the
