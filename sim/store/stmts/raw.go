@@ -12,12 +12,12 @@ import (
 )
 
 // Raw runs the writer's statements on SQLite's driver connection itself,
-// under the database/sql transaction that holds it: database/sql costs a
-// statement in a transaction about twenty allocations and, for one that
+// for the writing transaction that holds it (WriteTx): database/sql costs
+// a statement in a transaction about twenty allocations and, for one that
 // answers rows, a goroutine watching the transaction's context, more than
 // SQLite takes to run it; the driver's own call costs a few. Each text is
 // compiled once on the connection (MaxCached of them; past the bound, the
-// caller runs it through database/sql).
+// caller runs it through database/sql on the connection).
 //
 // The connection is the writer's one, taken from the pool for the
 // transaction (sql.Conn.Raw hands it over), so nobody else uses it while
