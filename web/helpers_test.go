@@ -226,9 +226,15 @@ func stormy(ls lesson.Lesson) bool { return ls.Expect.Storms != nil }
 // that run alone, before the parallel ones: their herd of hundreds of
 // simulated clients, answered late on two cores shared with the parallel
 // tests, spreads out (61 retries at the peak against jitter's 22, seen in
-// CI), and the lesson ends "not as in the article".
-func stormLessons(all []lesson.Lesson) []lesson.Lesson {
-	return slices.DeleteFunc(slices.Clone(all), func(ls lesson.Lesson) bool { return !stormy(ls) })
+// CI), and the lesson ends "not as in the article". A test meant to play
+// them fails when there are none.
+func stormLessons(t *testing.T, all []lesson.Lesson) []lesson.Lesson {
+	t.Helper()
+	storms := slices.DeleteFunc(slices.Clone(all), func(ls lesson.Lesson) bool { return !stormy(ls) })
+	if len(storms) == 0 {
+		t.Fatal("no storm lesson")
+	}
+	return storms
 }
 
 // lessonsOn are the lessons a server on PostgreSQL (or not) can set up.

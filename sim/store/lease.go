@@ -58,8 +58,8 @@ const leaseLostCode = "IL001"
 
 // leaseStep is the lease's step in the first statement of every writing
 // transaction on PostgreSQL (migration 0004): it fails unless the lease
-// of process ?1 is current, and holds its row until the transaction ends.
-const leaseStep = `hold_lease(?1)`
+// of process $1 is current, and holds its row until the transaction ends.
+const leaseStep = `hold_lease($1)`
 
 // IsLeaseLost reports whether err is a write refused for want of a lease.
 func IsLeaseLost(err error) bool {
@@ -126,9 +126,10 @@ func (m *member) holds() bool {
 	return m.clock.Now().Before(m.until)
 }
 
-// hold is a writing transaction's first statement, st: the transaction's
-// id (txStep), then the lease step (its first argument, this process;
-// more are the rest of st's, such as a lab to lock). It is refused at once
+// hold is a writing transaction's first statement, st (PostgreSQL's
+// placeholders): the transaction's id (txStep), then the lease step (its
+// first argument, this process; more are the rest of st's, such as a lab
+// to lock). It is refused at once
 // when this process knows its lease lost, and by the database when it is
 // not current there (leaseErr). The transaction's id is what a COMMIT
 // whose answer was lost is settled by (Store.settle).
@@ -137,7 +138,7 @@ func (m *member) hold(st string, more ...any) (pgsql.Statement, error) {
 		m.failed(ErrLeaseLost) // it ran out before a renewal failed (one late): logged once all the same
 		return pgsql.Statement{}, ErrLeaseLost
 	}
-	return pgsql.Statement{Query: pgsql.Rebind(st), Args: append([]any{m.id}, more...)}, nil
+	return pgsql.Statement{Query: st, Args: append([]any{m.id}, more...)}, nil
 }
 
 // leaseErr is err, the failure of a first statement of hold's, marked

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 
 	"idemlab/sim/store/pgsql"
@@ -22,19 +21,14 @@ import (
 // ends; two keys that hash alike only wait on each other, never collide.
 const sqlKeyLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
 
-// labTurnStep takes a lab's lock (?2), in the first statement of the
+// labTurnStep takes a lab's lock ($2), in the first statement of the
 // lab's writer's transactions, after the lease step. The numbers its batch
-// will count on (pgsql.Batch.Turn) are read by the statement sent behind
-// it in the same round trip (sqlTurn), prepared once per connection like
-// every statement: lab_turn could read them itself (its second argument)
+// will count on are read by the statement sent behind it in the same round
+// trip (pgsql.Batch.Turn), prepared once per connection like every
+// statement: lab_turn could read them itself (its second argument)
 // only through dynamic SQL in a subtransaction, which cost the database
 // more than the rest of the batch's first round trip (migration 10).
-const labTurnStep = `lab_turn(?2, NULL)`
-
-// sqlTurn reads a batch's numbers (pgsql.Batch.Turn's query, whose one
-// placeholder is the lab) as lab_turn wrote them, a row of integers in
-// text, NULL when the query answers no row.
-const sqlTurn = `SELECT (SELECT row(n.*)::text FROM (%s) AS n)`
+const labTurnStep = `lab_turn($2, NULL)`
 
 // The first statements of the writing transactions: a lab's writer's
 // (the lease, the lab's lock and numbers), and the others' (the lease).
@@ -96,10 +90,11 @@ func (p *pgWrites) labStep(lab string) firstStep {
 	return func(b *pgsql.Batch) (first, error) {
 		var held, locked any
 		st, err := p.s.m.hold(sqlLabFirst, lab)
-		f := first{st: st, into: []any{&held, &locked}}
+		st.Into = []any{&held, &locked}
+		f := first{st: st}
 		if q := b.Turn(); q != "" {
 			turn := new(sql.NullString)
-			f.then = []pgsql.Statement{{Query: fmt.Sprintf(sqlTurn, q), Args: []any{lab}, Into: []any{turn}}}
+			f.then = []pgsql.Statement{{Query: q, Args: []any{lab}, Into: []any{turn}}}
 			f.after = func() { b.CountedTurn(lab, *turn) }
 		}
 		return f, err
@@ -111,7 +106,8 @@ func (p *pgWrites) labStep(lab string) firstStep {
 func (p *pgWrites) holdStep(*pgsql.Batch) (first, error) {
 	var held any
 	st, err := p.s.m.hold(sqlHoldFirst)
-	return first{st: st, into: []any{&held}}, err
+	st.Into = []any{&held}
+	return first{st: st}, err
 }
 
 // write runs fn in a writing transaction of its own, beside the others.
@@ -161,37 +157,28 @@ const staleTries = 10
 // for the batch its jobs will share (nil: a transaction of its own).
 type firstStep func(*pgsql.Batch) (first, error)
 
-// first is a first statement: its row, after the transaction's id, goes
-// into into; then are statements sent behind it in the same round trip;
-// after runs once they are read.
+// first is a first statement, whose row goes into its Into after the
+// transaction's id; then are statements sent behind it in the same round
+// trip; after runs once they are read.
 type first struct {
 	st    pgsql.Statement
-	into  []any
 	then  []pgsql.Statement
 	after func()
 }
 
-// begin begins a writing transaction and runs its first statement (step's;
-// nil for none, SQLite's), on PostgreSQL in the same round trip as BEGIN,
-// and returns the transaction's id from it: on PostgreSQL a *pgsql.Tx, on
-// SQLite a *sql.Tx. A connection the database ended while it lay in the
-// pool (a restart) fails at its first use; nothing of the transaction has
-// run then, so it begins again on another.
+// begin begins a writing transaction on PostgreSQL (a *pgsql.Tx) with its
+// first statements (step's) in the same round trip as BEGIN, and returns
+// the transaction's id from them. A connection the database ended while it
+// lay in the pool (a restart) fails at its first use; nothing of the
+// transaction has run then, so it begins again on another.
 func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, step firstStep, b *pgsql.Batch) (txn, int64, error) {
-	if step == nil {
-		tx, err := db.BeginTx(ctx, opts)
-		if err != nil {
-			return nil, 0, err
-		}
-		return tx, 0, nil
-	}
 	for try := 1; ; try++ {
 		f, err := step(b)
 		if err != nil {
 			return nil, 0, err
 		}
 		var xid int64
-		f.st.Into = append([]any{&xid}, f.into...)
+		f.st.Into = append([]any{&xid}, f.st.Into...)
 		tx, err := pgsql.Begin(ctx, db, opts, append([]pgsql.Statement{f.st}, f.then...)...)
 		if err == nil {
 			if f.after != nil {

@@ -24,6 +24,12 @@ const maxAsked = 8
 type Asked struct {
 	mu sync.Mutex
 	qs []asked
+	// turn is Turn's statement for the numberings of one argument, and
+	// those numberings: made once each time qs changes, not in every batch.
+	turn struct {
+		text string
+		of   []asked
+	}
 }
 
 // asked is one numbering: its query, how many arguments it takes, and how
@@ -49,6 +55,34 @@ func (a *Asked) note(q asked) {
 		a.qs = a.qs[1:]
 	}
 	a.qs = append(a.qs, q)
+	a.turn.text, a.turn.of = "", nil
+}
+
+// lab is Turn's statement and the numberings it asks for ("" when there
+// are none).
+func (a *Asked) lab() (string, []asked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.turn.text == "" {
+		var q strings.Builder
+		for _, n := range a.qs {
+			if n.args != 1 {
+				continue
+			}
+			if len(a.turn.of) == 0 {
+				q.WriteString("SELECT (SELECT row(n.*)::text FROM (SELECT * FROM ")
+			} else {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "(%s) AS n%d", Rebind(n.query), len(a.turn.of))
+			a.turn.of = append(a.turn.of, n)
+		}
+		if len(a.turn.of) > 0 {
+			q.WriteString(") AS n)")
+		}
+		a.turn.text = q.String()
+	}
+	return a.turn.text, a.turn.of
 }
 
 // like is the numberings that take n arguments.
@@ -169,26 +203,19 @@ func (b *Batch) askAll(ctx context.Context, tx Session, query string, args []any
 // was forgotten meanwhile.
 var errAlone = errors.New("pgsql: ask alone")
 
-// Turn is the numbers a lab's batch asks for in its first round trip, in
-// the statement behind the one that takes the lab's lock (lab_turn):
-// every numbering remembered that takes one argument, the lab's id, in one
-// query whose placeholders are all $1; "" when none is remembered.
-// CountedTurn then takes the row it answers.
+// Turn is the statement that reads the numbers a lab's batch asks for in
+// its first round trip, behind the one that takes the lab's lock
+// (lab_turn): every numbering remembered that takes one argument, the
+// lab's id, in one query whose placeholders are all $1, its row as
+// PostgreSQL writes a row of integers in text (NULL when it answers no
+// row); "" when none is remembered. CountedTurn then takes that row.
 func (b *Batch) Turn() string {
 	if b == nil || b.Asked == nil {
 		return ""
 	}
-	b.turn = b.Asked.like(1)
-	var q strings.Builder
-	for i, a := range b.turn {
-		if i == 0 {
-			q.WriteString("SELECT * FROM ")
-		} else {
-			q.WriteString(", ")
-		}
-		fmt.Fprintf(&q, "(%s) AS n%d", Rebind(a.query), i)
-	}
-	return q.String()
+	text, of := b.Asked.lab()
+	b.turn = of
+	return text
 }
 
 // CountedTurn counts on the row that Turn's query answered for lab, as

@@ -150,15 +150,17 @@ func NotWritten(err error) error {
 // notWrittenCode is held_written's SQLSTATE (migration 11).
 const notWrittenCode = "IL002"
 
-// Runner runs statements in a batch's transaction: a *sql.Tx, or on SQLite
-// the store's, through its compiled statements.
+// Runner runs statements in a batch's transaction: on PostgreSQL its
+// connection, on SQLite the writer's transaction, through its statements
+// compiled on the connection.
 type Runner interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// Session is where a transaction's statements run: SQLite's *sql.Tx, or on
-// PostgreSQL the connection the transaction began on (*sql.Conn).
+// Session is where a transaction's statements run: SQLite's writing
+// transaction on its connection, or on PostgreSQL the connection the
+// transaction began on (*sql.Conn).
 type Session interface {
 	Runner
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -10,8 +10,9 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// writer opens a SQLite file as the store's writer has it: one connection.
-func writer(t *testing.T) *sql.DB {
+// writer opens a SQLite file as the store's writer has it (one
+// connection), with the statements compiled on it.
+func writer(t *testing.T) (*sql.DB, *Raw) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "raw.db"))
 	if err != nil {
@@ -22,7 +23,19 @@ func writer(t *testing.T) *sql.DB {
 	if _, err := db.Exec(`CREATE TABLE t (n INTEGER PRIMARY KEY, s TEXT, b BLOB, f REAL, ok INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
-	return db
+	raw := new(Raw)
+	t.Cleanup(func() { raw.Close(db) }) // before the database closes
+	return db, raw
+}
+
+// begin begins a writing transaction on db's connection.
+func begin(t *testing.T, db *sql.DB, raw *Raw) *WriteTx {
+	t.Helper()
+	tx, err := Begin(context.Background(), db, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
 
 // A transaction on the driver's connection reads what database/sql reads,
@@ -31,14 +44,8 @@ func writer(t *testing.T) *sql.DB {
 // its error.
 func TestWriteTxReadsAsDatabaseSQLDoes(t *testing.T) {
 	ctx := context.Background()
-	db := writer(t)
-	raw := new(Raw)
-	defer raw.Close(db)
-
-	tx, err := Begin(ctx, db, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, raw := writer(t)
+	tx := begin(t, db, raw)
 	for _, r := range [][]any{{1, "one", []byte("b1"), 1.5, true}, {2, nil, nil, nil, false}} {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO t (n, s, b, f, ok) VALUES (?1, ?2, ?3, ?4, ?5)`, r...); err != nil {
 			t.Fatal(err)
@@ -84,10 +91,7 @@ func TestWriteTxReadsAsDatabaseSQLDoes(t *testing.T) {
 		t.Errorf("a rollback after the commit: %v, want sql.ErrTxDone", err)
 	}
 
-	tx, err = Begin(ctx, db, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx = begin(t, db, raw)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM t`); err != nil {
 		t.Fatal(err)
 	}
@@ -103,17 +107,13 @@ func TestWriteTxReadsAsDatabaseSQLDoes(t *testing.T) {
 	}
 }
 
-// The bytes a row answers are the reader's own: the next statement does
-// not change them.
-func TestRowBytesAreCopied(t *testing.T) {
+// The bytes a row answers are the reader's own: the same compiled
+// statement run again does not change them (the driver copies each blob,
+// which assign counts on).
+func TestRowBytesAreTheReadersOwn(t *testing.T) {
 	ctx := context.Background()
-	db := writer(t)
-	raw := new(Raw)
-	defer raw.Close(db)
-	tx, err := Begin(ctx, db, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, raw := writer(t)
+	tx := begin(t, db, raw)
 	defer tx.Rollback()
 	for i, v := range []string{"first", "other"} {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO t (n, b) VALUES (?, ?)`, i, []byte(v)); err != nil {

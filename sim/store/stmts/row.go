@@ -1,7 +1,6 @@
 package stmts
 
 import (
-	"bytes"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
@@ -41,23 +40,21 @@ func (r *Row) Err() error { return r.err }
 
 // ints is the row as integers, each column one.
 func (r *Row) ints() ([]int64, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
 	ns := make([]int64, len(r.vals))
-	for i, v := range r.vals {
-		if err := assign(&ns[i], v); err != nil {
-			return nil, fmt.Errorf("sql: Scan error on column index %d: %w", i, err)
-		}
+	dest := make([]any, len(ns))
+	for i := range ns {
+		dest[i] = &ns[i]
+	}
+	if err := r.Scan(dest...); err != nil {
+		return nil, err
 	}
 	return ns, nil
 }
 
-// assign stores src, a value SQLite's driver answers, in dest.
+// assign stores src, a value SQLite's driver answers, in dest. A blob is
+// the reader's own as it comes: the driver copies each into a new slice
+// (TestRowBytesAreTheReadersOwn).
 func assign(dest any, src driver.Value) error {
-	if b, ok := src.([]byte); ok {
-		src = bytes.Clone(b) // the driver may reuse its buffer
-	}
 	if s, ok := dest.(sql.Scanner); ok {
 		return s.Scan(src)
 	}
