@@ -24,9 +24,20 @@ import (
 // pool of their own, seeing what has committed (WAL).
 
 // sqlitePragmas are set once per connection (modernc sorts them: a repeated
-// pragma would not override). journal_size_limit: after a checkpoint, the
-// WAL file is cut back to 4 MiB instead of keeping its busiest size.
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(4194304)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
+// pragma would not override). journal_size_limit: when the log starts
+// again, the WAL file is cut back to the log's bound (walPages pages) if a
+// checkpoint that could not keep up let it grow past it.
+const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(" + walBytes + ")&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
+
+// The write-ahead log of a file database: its writer never checkpoints
+// (wal_autocheckpoint 0); a wal.Checkpointer on a connection of its own
+// copies the log at most every walEvery, and starts it again once it has
+// walPages pages (about 32 MiB).
+const (
+	walPages = 8192
+	walBytes = "34000000" // walPages frames of a 4 KiB page, and the header
+	walEvery = 20 * time.Millisecond
+)
 
 func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 	memory := path == ":memory:"
@@ -36,7 +47,7 @@ func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 	} else if err := ownerOnly(path); err != nil {
 		return nil, err
 	}
-	w, err := sql.Open("sqlite", name+"?"+sqlitePragmas+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", name+"?"+sqlitePragmas+"&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -62,6 +73,11 @@ func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
 		}
 		keepOpen(r, 4)
 		s.r = r
+		if s.ckdb, err = sql.Open("sqlite", name+"?"+sqlitePragmas); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("store: open the checkpointer's %s: %w", path, err)
+		}
+		keepOpen(s.ckdb, 1)
 	}
 	return s, nil
 }

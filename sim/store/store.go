@@ -19,6 +19,7 @@ import (
 
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/stmts"
+	"idemlab/sim/store/wal"
 )
 
 // Store is the lab's database.
@@ -28,7 +29,9 @@ type Store struct {
 	tw *writer   // runs the writing transactions, committing them in groups (SQLite)
 	pg *pgWrites // PostgreSQL: its writing transactions, each lab's through a writer of its own
 
-	reads *stmts.Cache // SQLite: the readers' compiled statements (nil on PostgreSQL)
+	ckdb  *sql.DB           // SQLite file: the checkpointer's connection
+	ckpt  *wal.Checkpointer // SQLite file: copies the log into the database beside the writer
+	reads *stmts.Cache      // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
 	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
 	mpool *pgxpool.Pool // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
@@ -69,6 +72,10 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if s.pool == nil {
 		s.reads, s.tw.raw = stmts.New(s.r), new(stmts.Raw)
 		s.tw.asked = new(pgsql.Asked) // a batch asks for its numbers in one statement
+		if s.ckdb != nil {
+			s.ckpt = wal.Start(s.ckdb, s.tw.hold, walEvery, walPages)
+			s.tw.wrote = s.ckpt.Wrote
+		}
 	} else { // PostgreSQL's writes go through s.pg; s.tw keeps what they tell (announce)
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
 	}
@@ -85,13 +92,19 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 // lease and the work it leaves unfinished: MendDead), and writes queued
 // still run first.
 func (s *Store) Close() error {
+	var err error
+	if s.ckpt != nil {
+		err = s.ckpt.Close()
+	} else if s.ckdb != nil {
+		err = s.ckdb.Close()
+	}
 	if s.tw != nil {
 		s.leave()
 		s.tw.close()
 		s.tw.raw.Close(s.w)
 	}
 	s.reads.Close()
-	err := s.w.Close()
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}

@@ -67,8 +67,9 @@ type writer struct {
 
 	announce *atomic.Pointer[announcer] // PostgreSQL: where what the transactions tell goes (the store's, shared)
 
-	turn chan struct{} // SQLite: held by the batch that runs
-	last int           // SQLite: how many jobs the last batch carried (its leader's, under turn)
+	turn  chan struct{} // SQLite: held by the batch that runs, or by the checkpointer between two
+	wrote func()        // SQLite file: tells the checkpointer a batch has ended
+	last  int           // SQLite: how many jobs the last batch carried (its leader's, under turn)
 
 	queue group.Queue[func(*Tx) error]
 }
@@ -179,6 +180,19 @@ func (w *writer) end() {
 	w.queue.End()
 	if w.first == nil {
 		<-w.turn
+		if w.wrote != nil {
+			w.wrote()
+		}
+	}
+}
+
+// hold takes the turn between two batches, for the checkpointer (SQLite).
+func (w *writer) hold(stop <-chan struct{}) (func(), bool) {
+	select {
+	case w.turn <- struct{}{}:
+		return func() { <-w.turn }, true
+	case <-stop:
+		return nil, false
 	}
 }
 
