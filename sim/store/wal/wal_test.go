@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,25 +151,50 @@ func TestCloseEndsAWaitForTheTurn(t *testing.T) {
 	}
 }
 
-// With the writer committing one transaction after another, a log that only
-// a checkpoint beside it copied would never start again (a transaction
-// always begins with the last one's frames uncopied); holding the turn
-// past the bound keeps the file near the bound's size.
-func TestABusyWritersLogStaysNearItsBound(t *testing.T) {
+// While the writer keeps committing, a round past the bound copies the log
+// and the writer's next transactions write it from its beginning: the
+// file stops growing though the commits go on.
+func TestABusyWritersLogStartsAgain(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lab.db")
 	w := open(t, path, "&_pragma=wal_autocheckpoint(0)")
 	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
 		t.Fatal(err)
 	}
 	tu := newTurn()
-	c := wal.Start(open(t, path, ""), tu.hold, 5*time.Millisecond, 64)
+	c := wal.Start(open(t, path, ""), tu.hold, time.Hour, 64)
 	defer c.Close()
-	for range 600 { // a page and a bit each: about 1,200 frames in all
-		write(t, w, tu, 1)
-		c.Wrote()
+	write(t, w, tu, 100)
+
+	var commits atomic.Int64
+	stop, failed := make(chan struct{}), make(chan error, 1)
+	go func() {
+		defer close(failed)
+		for {
+			select {
+			case <-stop:
+				return
+			case tu.c <- struct{}{}:
+			}
+			_, err := w.Exec(`INSERT INTO note (body) VALUES (randomblob(3000))`)
+			<-tu.c
+			if err != nil {
+				failed <- err
+				return
+			}
+			commits.Add(1)
+		}
+	}()
+	waittest.For(t, "the writer to commit", func() bool { return commits.Load() > 10 })
+	if _, _, err := c.Round(); err != nil {
+		t.Fatal(err)
 	}
-	const frame = 4096 + 24
-	if got := size(t, path); got > 400*frame {
-		t.Errorf("the log's file is %d frames long after 600 commits; want it near its bound of 64", got/frame)
+	full, after := size(t, path), commits.Load()
+	waittest.For(t, "20 commits after the round", func() bool { return commits.Load() >= after+20 })
+	close(stop)
+	if err := <-failed; err != nil {
+		t.Fatal(err)
+	}
+	if grown := size(t, path); grown != full {
+		t.Errorf("after the round, 20 commits took the log from %d to %d bytes: it did not start again", full, grown)
 	}
 }
