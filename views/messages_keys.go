@@ -37,7 +37,7 @@ var keysMessages = map[string]message{
 	"stored.store.postgres":  {"PostgreSQL", "PostgreSQL"},
 	"stored.store.redis":     {"Redis", "Redis"},
 	"stored.state.in-flight": {"in flight (locked %s)", "в работе (блокировка %s)"},
-	"stored.state.done":      {"done, answer stored", "выполнен, ответ сохранён"},
+	"stored.state.done":      {"answer stored", "ответ сохранён"},
 	"stored.state.expired":   {"expired", "истёк"},
 	"stored.state.unique":    {"UNIQUE column", "столбец UNIQUE"},
 	"stored.state.set":       {"SET NX", "SET NX"},
