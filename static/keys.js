@@ -7,10 +7,11 @@
   // the server says it.
   function left(ms, u) {
     var s = Math.max(0, Math.ceil(ms / 1000)), d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
-    if (d > 0) return d + " " + u[0] + " " + h + " " + u[1];
-    if (h > 0) return h + " " + u[1] + " " + m + " " + u[2];
-    if (m > 0) return m + " " + u[2] + " " + (s % 60) + " " + u[3];
-    return s + " " + u[3];
+    var nb = "\u00a0"; // a number and its unit stay on one line
+    if (d > 0) return d + nb + u[0] + " " + h + nb + u[1];
+    if (h > 0) return h + nb + u[1] + " " + m + nb + u[2];
+    if (m > 0) return m + nb + u[2] + " " + (s % 60) + nb + u[3];
+    return s + nb + u[3];
   }
   function countDown() {
     var now = Date.now();

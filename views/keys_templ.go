@@ -665,15 +665,16 @@ func duration(ctx context.Context, ms int64) string {
 		s = 0
 	}
 	d, h, m := s/86400, s%86400/3600, s%3600/60
+	const nb = "\u00a0" // a number and its unit stay on one line; two of them may wrap
 	switch {
 	case d > 0:
-		return i64(d) + " " + u[0] + " " + i64(h) + " " + u[1]
+		return i64(d) + nb + u[0] + " " + i64(h) + nb + u[1]
 	case h > 0:
-		return i64(h) + " " + u[1] + " " + i64(m) + " " + u[2]
+		return i64(h) + nb + u[1] + " " + i64(m) + nb + u[2]
 	case m > 0:
-		return i64(m) + " " + u[2] + " " + i64(s%60) + " " + u[3]
+		return i64(m) + nb + u[2] + " " + i64(s%60) + nb + u[3]
 	}
-	return i64(s) + " " + u[3]
+	return i64(s) + nb + u[3]
 }
 
 var _ = templruntime.GeneratedTemplate
