@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ import (
 // pragma would not override). journal_size_limit: when the log starts
 // again, the WAL file is cut back to the log's bound (walPages pages) if a
 // checkpoint that could not keep up let it grow past it.
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(" + walBytes + ")&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
+var sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(" + strconv.Itoa(walBytes) + ")&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 
 // The write-ahead log of a file database: its writer never checkpoints
 // (wal_autocheckpoint 0); a wal.Checkpointer on a connection of its own
@@ -35,7 +36,7 @@ const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragm
 // walPages pages (about 32 MiB).
 const (
 	walPages = 8192
-	walBytes = "34000000" // walPages frames of a 4 KiB page, and the header
+	walBytes = walPages*(4096+24) + 32 // walPages frames of a 4 KiB page, and the log's header
 	walEvery = 20 * time.Millisecond
 )
 

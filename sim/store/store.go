@@ -29,7 +29,7 @@ type Store struct {
 	tw *writer   // runs the writing transactions, committing them in groups (SQLite)
 	pg *pgWrites // PostgreSQL: its writing transactions, each lab's through a writer of its own
 
-	ckdb  *sql.DB           // SQLite file: the checkpointer's connection
+	ckdb  *sql.DB           // SQLite file: the checkpointer's connection, its own once it starts
 	ckpt  *wal.Checkpointer // SQLite file: copies the log into the database beside the writer
 	reads *stmts.Cache      // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
@@ -95,8 +95,6 @@ func (s *Store) Close() error {
 	var err error
 	if s.ckpt != nil {
 		err = s.ckpt.Close()
-	} else if s.ckdb != nil {
-		err = s.ckdb.Close()
 	}
 	if s.tw != nil {
 		s.leave()

@@ -52,18 +52,35 @@ func (tu *turn) hold(stop <-chan struct{}) (func(), bool) {
 	}
 }
 
-// write commits n transactions, each of a row of about a page, holding
-// the turn.
+// commit commits a transaction of a row of about a page, holding the turn.
+func commit(db *sql.DB, tu *turn) error {
+	tu.c <- struct{}{}
+	defer func() { <-tu.c }()
+	_, err := db.Exec(`INSERT INTO note (body) VALUES (randomblob(3000))`)
+	return err
+}
+
+// write commits n such transactions.
 func write(t *testing.T, db *sql.DB, tu *turn, n int) {
 	t.Helper()
 	for range n {
-		tu.c <- struct{}{}
-		_, err := db.Exec(`INSERT INTO note (body) VALUES (randomblob(3000))`)
-		<-tu.c
-		if err != nil {
+		if err := commit(db, tu); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// beside opens a database whose writer (w) never checkpoints, and starts a
+// Checkpointer beside it with every and bound; the caller closes it.
+func beside(t *testing.T, every time.Duration, bound int) (path string, w *sql.DB, tu *turn, c *wal.Checkpointer) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "lab.db")
+	w = open(t, path, "&_pragma=wal_autocheckpoint(0)")
+	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	tu = newTurn()
+	return path, w, tu, wal.Start(open(t, path, ""), tu.hold, every, bound)
 }
 
 func size(t *testing.T, path string) int64 {
@@ -80,13 +97,7 @@ func size(t *testing.T, path string) int64 {
 // held, so that the writer's next transactions write the log from its
 // beginning: the file stops growing.
 func TestTheLogStartsAgainPastItsBound(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	w := open(t, path, "&_pragma=wal_autocheckpoint(0)")
-	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	tu := newTurn()
-	c := wal.Start(open(t, path, ""), tu.hold, time.Hour, 64)
+	path, w, tu, c := beside(t, time.Hour, 64)
 	defer c.Close()
 
 	write(t, w, tu, 100)
@@ -115,13 +126,7 @@ func TestTheLogStartsAgainPastItsBound(t *testing.T) {
 
 // Below the bound a round copies the log and leaves the writer alone.
 func TestARoundBelowTheBoundHoldsNothing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	w := open(t, path, "&_pragma=wal_autocheckpoint(0)")
-	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	tu := newTurn()
-	c := wal.Start(open(t, path, ""), tu.hold, time.Hour, 1<<20)
+	_, w, tu, c := beside(t, time.Hour, 1<<20)
 	defer c.Close()
 	write(t, w, tu, 10)
 	log, copied, err := c.Round()
@@ -132,13 +137,7 @@ func TestARoundBelowTheBoundHoldsNothing(t *testing.T) {
 
 // A Checkpointer that waits for the writer's turn stops when closed.
 func TestCloseEndsAWaitForTheTurn(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	w := open(t, path, "&_pragma=wal_autocheckpoint(0)")
-	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	tu := newTurn()
-	c := wal.Start(open(t, path, ""), tu.hold, time.Millisecond, 8)
+	_, w, tu, c := beside(t, time.Millisecond, 8)
 	write(t, w, tu, 20)
 	tu.c <- struct{}{} // a transaction that does not end
 	c.Wrote()
@@ -155,13 +154,7 @@ func TestCloseEndsAWaitForTheTurn(t *testing.T) {
 // and the writer's next transactions write it from its beginning: the
 // file stops growing though the commits go on.
 func TestABusyWritersLogStartsAgain(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	w := open(t, path, "&_pragma=wal_autocheckpoint(0)")
-	if _, err := w.Exec(`CREATE TABLE note (body BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	tu := newTurn()
-	c := wal.Start(open(t, path, ""), tu.hold, time.Hour, 64)
+	path, w, tu, c := beside(t, time.Hour, 64)
 	defer c.Close()
 	write(t, w, tu, 100)
 
@@ -173,11 +166,9 @@ func TestABusyWritersLogStartsAgain(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case tu.c <- struct{}{}:
+			default:
 			}
-			_, err := w.Exec(`INSERT INTO note (body) VALUES (randomblob(3000))`)
-			<-tu.c
-			if err != nil {
+			if err := commit(w, tu); err != nil {
 				failed <- err
 				return
 			}
