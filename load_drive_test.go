@@ -96,9 +96,12 @@ func (l *load) bench(b *testing.B, overHTTP bool, req func(*http.Client, int) er
 		}
 	}
 	refused := l.refusals.Load()
+	sides := cpuSides{children: []*child{l.lab, l.noop}}
+	before := sides.read()
 	b.ResetTimer()
 	t := drive(loadClients, count(b.N, &l.seq), func(w, i int) error { return req(clients[w], i) })
 	b.StopTimer()
+	reportCPU(b, before, sides.read(), b.N, false)
 	t.refusals = l.refusals.Load() - refused
 	return report(b, t, unit)
 }

@@ -54,6 +54,10 @@ func BenchmarkLoadPostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	l.pool = pool
+	var backend int
+	if err := pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err == nil {
+		l.server = serverProcesses(backend) // nil when the database runs elsewhere
+	}
 	for range l.procs { // a lab for each process, under replay, with a charge to replay
 		path, first := l.newLab(b)
 		l.paths, l.replayed = append(l.paths, path), append(l.replayed, first)
@@ -109,6 +113,7 @@ type pgLoad struct {
 	noop     *child
 	paths    []string // the API prefix of each process's lab
 	pool     *pgxpool.Pool
+	server   func() []int // the database's processes, when they run on this machine
 	seq      atomic.Int64
 	refusals atomic.Int64
 	replayed [][]byte // the answer each lab's replays repeat
@@ -166,9 +171,12 @@ func (l *pgLoad) bench(b *testing.B, procs int, req func(*http.Client, int, int)
 		}
 	}
 	refused := l.refusals.Load()
+	sides := cpuSides{children: append(slices.Clone(l.procs), l.noop), db: l.server}
+	before := sides.read()
 	b.ResetTimer()
 	t := drive(loadClients, count(b.N, &l.seq), func(w, i int) error { return req(clients[w], proc(w), i) })
 	b.StopTimer()
+	reportCPU(b, before, sides.read(), b.N, l.server != nil)
 	t.refusals = l.refusals.Load() - refused
 	return report(b, t, unit)
 }
