@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -157,27 +156,5 @@ func serverProcesses(backend int) func() []int {
 			}
 		}
 		return pids
-	}
-}
-
-// TestCPUReadingsComeFromProc checks the readings the load benchmarks
-// report from: the machine's line of /proc/stat, and a process's stat
-// (its parent, found after its name).
-func TestCPUReadingsComeFromProc(t *testing.T) {
-	total, idle, ok := machineTicks()
-	if !ok {
-		t.Skip("no /proc/stat here: the load benchmarks report no CPU figures")
-	}
-	if total == 0 || idle > total {
-		t.Fatalf("/proc/stat read as %d ticks in all, %d idle", total, idle)
-	}
-	if got, want := parentOf(os.Getpid()), os.Getppid(); got != want {
-		t.Fatalf("this process's parent read as %d, want %d", got, want)
-	}
-	if f := statFields(os.Getpid()); len(f) < 13 || len(f[0]) != 1 || !strings.Contains("RSDZTtWXxKPI", f[0]) {
-		t.Fatalf("this process's stat after its name: %q, want its state first", f)
-	}
-	if serverProcesses(os.Getpid()) == nil && os.Getppid() > 1 {
-		t.Fatal("the processes of this process's parent were not found")
 	}
 }
