@@ -54,18 +54,18 @@ func (s cpuSides) read() cpuReading {
 	return r
 }
 
-// reportCPU reports, for ops requests between two readings, each side's
-// CPU time a request in microseconds (client-cpu-µs, server-cpu-µs, and
+// report reports, for ops requests between two readings, each side's CPU
+// time a request in microseconds (client-cpu-µs, server-cpu-µs, and
 // db-cpu-µs when the database's processes were found) and the machine's
 // idle share (idle-%).
-func reportCPU(b *testing.B, before, after cpuReading, ops int, db bool) {
+func (s cpuSides) report(b *testing.B, before, after cpuReading, ops int) {
 	if !before.ok || !after.ok || ops <= 0 || after.total <= before.total {
 		return
 	}
 	per := func(x, y uint64) float64 { return float64(y-min(x, y)) * 1e6 / userHZ / float64(ops) }
 	b.ReportMetric(per(before.clients, after.clients), "client-cpu-µs")
 	b.ReportMetric(per(before.servers, after.servers), "server-cpu-µs")
-	if db {
+	if s.db != nil {
 		b.ReportMetric(per(before.database, after.database), "db-cpu-µs")
 	}
 	b.ReportMetric(100*float64(after.idle-before.idle)/float64(after.total-before.total), "idle-%")

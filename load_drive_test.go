@@ -101,7 +101,7 @@ func (l *load) bench(b *testing.B, overHTTP bool, req func(*http.Client, int) er
 	b.ResetTimer()
 	t := drive(loadClients, count(b.N, &l.seq), func(w, i int) error { return req(clients[w], i) })
 	b.StopTimer()
-	reportCPU(b, before, sides.read(), b.N, false)
+	sides.report(b, before, sides.read(), b.N)
 	t.refusals = l.refusals.Load() - refused
 	return report(b, t, unit)
 }

@@ -176,7 +176,7 @@ func (l *pgLoad) bench(b *testing.B, procs int, req func(*http.Client, int, int)
 	b.ResetTimer()
 	t := drive(loadClients, count(b.N, &l.seq), func(w, i int) error { return req(clients[w], proc(w), i) })
 	b.StopTimer()
-	reportCPU(b, before, sides.read(), b.N, l.server != nil)
+	sides.report(b, before, sides.read(), b.N)
 	t.refusals = l.refusals.Load() - refused
 	return report(b, t, unit)
 }

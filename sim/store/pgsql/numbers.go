@@ -64,18 +64,15 @@ func (a *Asked) lab() (string, []asked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.turn.text == "" {
+		a.turn.of = a.likeLocked(1)
 		var q strings.Builder
-		for _, n := range a.qs {
-			if n.args != 1 {
-				continue
-			}
-			if len(a.turn.of) == 0 {
+		for i, n := range a.turn.of {
+			if i == 0 {
 				q.WriteString("SELECT (SELECT row(n.*)::text FROM (SELECT * FROM ")
 			} else {
 				q.WriteString(", ")
 			}
-			fmt.Fprintf(&q, "(%s) AS n%d", Rebind(n.query), len(a.turn.of))
-			a.turn.of = append(a.turn.of, n)
+			fmt.Fprintf(&q, "(%s) AS n%d", Rebind(n.query), i)
 		}
 		if len(a.turn.of) > 0 {
 			q.WriteString(") AS n)")
@@ -89,6 +86,11 @@ func (a *Asked) lab() (string, []asked) {
 func (a *Asked) like(n int) []asked {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.likeLocked(n)
+}
+
+// likeLocked is like, with a.mu held.
+func (a *Asked) likeLocked(n int) []asked {
 	var qs []asked
 	for _, q := range a.qs {
 		if q.args == n {
