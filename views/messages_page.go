@@ -32,7 +32,7 @@ var pageMessages = map[string]message{
 	"settings.fate":                {"Network", "Сеть"},
 	"settings.client":              {"Client", "Клиент"},
 	"settings.key":                 {"Key", "Ключ"},
-	"settings.auto":                {"Retry automatically", "Повторять автоматически"},
+	"settings.auto":                {"Retry automatically", "Автоповтор"},
 	"settings.max-attempts":        {"Max attempts", "Попыток всего"},
 	"settings.base":                {"Base, ms", "База, мс"},
 	"settings.cap":                 {"Cap, ms", "Предел, мс"},

@@ -36,12 +36,18 @@ var oneScreen = []struct{ sel, what string }{
 	{`[data-testid="advance-clock"]`, "the lab's clock"},
 }
 
+// The newest payment, in view in the dock beside the controls while a
+// lesson of plain charges runs (lesson 1); a race's extra controls (lesson
+// 3) take that room at a projector's sizes, and its payments are a tab's
+// press away.
+var newestPayment = struct{ sel, what string }{`#dock-payments:not([hidden]) tbody tr:first-child`, "the newest payment"}
+
 // offScreen lists, as "what: rect", each present element of oneScreen that
 // is not wholly inside the window, and the page's sideways scroll if any.
-func (l *labTab) offScreen() []string {
+func (l *labTab) offScreen(more ...struct{ sel, what string }) []string {
 	l.t.Helper()
 	var sels, whats []string
-	for _, e := range oneScreen {
+	for _, e := range append(oneScreen, more...) {
 		sels = append(sels, e.sel)
 		whats = append(whats, e.what)
 	}
@@ -51,10 +57,17 @@ func (l *labTab) offScreen() []string {
 			const el = document.querySelector(s);
 			if (!el) return;
 			const r = el.getBoundingClientRect();
+			// a box that scrolls or clips its content hides what lies outside it
+			let clip = null;
+			for (let a = el.parentElement; a && !clip; a = a.parentElement)
+				if (getComputedStyle(a).overflowY !== "visible") clip = a;
+			const c = clip ? clip.getBoundingClientRect() : null;
 			if (r.width === 0 || r.height === 0 || !el.checkVisibility())
 				out.push(whats[i] + ": hidden");
 			else if (r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5)
 				out.push(whats[i] + ": " + [r.left, r.top, r.right, r.bottom].map(Math.round).join(",") + " in " + innerWidth + "×" + innerHeight);
+			else if (c && (r.top < c.top - 0.5 || r.bottom > c.bottom + 0.5))
+				out.push(whats[i] + ": " + [r.top, r.bottom].map(Math.round).join("–") + " cut by its box " + [c.top, c.bottom].map(Math.round).join("–"));
 		});
 		const wide = document.documentElement.scrollWidth - innerWidth;
 		if (wide > 0) out.push("the page scrolls sideways by " + wide + " px");
@@ -107,7 +120,11 @@ func TestBrowserOneScreen(t *testing.T) {
 						l.do(chromedp.EmulateViewport(w, h))
 						// the resize is handled in the frame after: wait for two
 						eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
-						for _, miss := range l.offScreen() {
+						var more []struct{ sel, what string }
+						if lesson == 1 {
+							more = append(more, newestPayment)
+						}
+						for _, miss := range l.offScreen(more...) {
 							t.Errorf("%s, %d×%d, %s: %s", at, w, h, when, miss)
 						}
 						if shot != "" {
