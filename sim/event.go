@@ -45,20 +45,20 @@ type Event struct {
 	Lab       string
 	Kind      EventKind
 	At        time.Time
-	Outcome   Outcome        // EventCharge
-	Payment   *Payment       // EventCharge, when a payment was written or replayed
-	Key       *string        // EventCharge
-	OrderID   string         // EventCharge
-	Queued    bool           // EventCharge: the new payment's message waits in the outbox (notify queue)
-	Operation *Operation     // EventOperation, EventAttempt
-	Attempt   *Attempt       // EventAttempt
-	Late      bool           // EventAttempt: an answer that came after the client gave up
-	Settings  *Settings      // EventSettings
-	Retry     *RetryWait     // EventRetry
-	Lesson    *LessonState   // EventLesson: where the lab is in its lesson now
-	Delivery  *DeliveryEvent // EventMessage
-	Subject   string         // EventEmail: the email's subject
-	GiveBack  GiveBack       // EventGiveBack
+	Outcome   Outcome        `json:",omitzero"` // EventCharge
+	Payment   *Payment       `json:",omitzero"` // EventCharge, when a payment was written or replayed
+	Key       *string        `json:",omitzero"` // EventCharge
+	OrderID   string         `json:",omitzero"` // EventCharge
+	Queued    bool           `json:",omitzero"` // EventCharge: the new payment's message waits in the outbox (notify queue)
+	Operation *Operation     `json:",omitzero"` // EventOperation, EventAttempt
+	Attempt   *Attempt       `json:",omitzero"` // EventAttempt
+	Late      bool           `json:",omitzero"` // EventAttempt: an answer that came after the client gave up
+	Settings  *Settings      `json:",omitzero"` // EventSettings
+	Retry     *RetryWait     `json:",omitzero"` // EventRetry
+	Lesson    *LessonState   `json:",omitzero"` // EventLesson: where the lab is in its lesson now
+	Delivery  *DeliveryEvent `json:",omitzero"` // EventMessage
+	Subject   string         `json:",omitzero"` // EventEmail: the email's subject
+	GiveBack  GiveBack       `json:",omitzero"` // EventGiveBack
 	// Remote marks an event another process on the database reported:
 	// what this process keeps of the lab may be behind it.
 	Remote bool `json:"-"`

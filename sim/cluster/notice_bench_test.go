@@ -1,0 +1,49 @@
+package cluster
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"idemlab/sim"
+)
+
+// A new charge's live event, as another process hears it under load.
+func chargeEvent() sim.Event {
+	k := "load-123456"
+	return sim.Event{Lab: "2-JULBrIrIBoYPtXXk6Ndw", Kind: sim.EventCharge, At: time.Now(), Outcome: sim.OutcomeCharged,
+		Payment: &sim.Payment{ID: 123456, OrderID: "order-123456", Amount: 100, IdempotencyKey: &k, CreatedAt: time.Now().UTC()},
+		Key:     &k, OrderID: "order-123456"}
+}
+
+// What a live event costs the process that sends it (encoding) and each
+// process that hears it (decoding a notice of thirty): under a charge
+// load every new charge is one, so both are on the charge's bill.
+//
+//	go test -run '^$' -bench Notice -benchmem ./sim/cluster
+func BenchmarkNoticeEncode(b *testing.B) {
+	ev := chargeEvent()
+	c := &Cluster{}
+	for b.Loop() {
+		c.event(ev)
+	}
+	b.ReportMetric(float64(len(c.event(ev))), "bytes/event")
+}
+
+func BenchmarkNoticeDecode(b *testing.B) {
+	evs := make([]sim.Event, 30)
+	for i := range evs {
+		evs[i] = chargeEvent()
+	}
+	data, err := json.Marshal(notice{From: "a-process", Evs: evs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var n notice
+		if err := json.Unmarshal(data, &n); err != nil || len(n.Evs) != len(evs) || n.Evs[0].Payment == nil {
+			b.Fatalf("decode: %v", err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(evs)), "ns/event")
+}
