@@ -11,11 +11,13 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"idemlab/api"
+	"idemlab/static"
 	"idemlab/views"
 )
 
@@ -29,6 +31,11 @@ type asset struct {
 
 // assets are the files served under /static/, by path (vendor/htmx.min.js).
 type assets map[string]*asset
+
+// embeddedAssets are the embedded static files, read, hashed and
+// compressed once per process, however many servers it starts (a test
+// starts hundreds): nothing changes them after.
+var embeddedAssets = sync.OnceValues(func() (assets, error) { return loadAssets(static.Files) })
 
 // loadAssets reads every file of fsys.
 func loadAssets(fsys fs.FS) (assets, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"idemlab/sim/house"
-	"idemlab/static"
 )
 
 // Server is the lab's HTTP handler: the JSON API, the pages and their live
@@ -74,7 +73,7 @@ type Options struct {
 
 // NewServer returns the lab's HTTP handler over the house's rooms.
 func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
-	files, err := loadAssets(static.Files)
+	files, err := embeddedAssets()
 	if err != nil { // the files are embedded: only a broken build gets here
 		panic("web: static files: " + err.Error())
 	}
