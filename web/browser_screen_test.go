@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +12,14 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
+// onScreen is an element that must be in view: a CSS selector and its name.
+type onScreen struct{ sel, what string }
+
 // The story of a lesson, on one screen: what a teacher at a projector needs
 // in view while a lesson runs. Each entry is a CSS selector and its name;
 // an entry absent from the page (no alert before a double charge, no next
 // step once the lesson is done) is not looked for.
-var oneScreen = []struct{ sel, what string }{
+var oneScreen = []onScreen{
 	{`#lesson-state li.next`, "the lesson's current step"},
 	{`[data-testid="lesson-step"]`, "the lesson's Step button"},
 	{`[data-testid="lesson-outcome"]`, "the lesson's outcome"},
@@ -40,14 +44,14 @@ var oneScreen = []struct{ sel, what string }{
 // lesson of plain charges runs (lesson 1); a race's extra controls (lesson
 // 3) take that room at a projector's sizes, and its payments are a tab's
 // press away.
-var newestPayment = struct{ sel, what string }{`#dock-payments:not([hidden]) tbody tr:first-child`, "the newest payment"}
+var newestPayment = onScreen{`#dock-payments:not([hidden]) tbody tr:first-child`, "the newest payment"}
 
 // offScreen lists, as "what: rect", each present element of oneScreen that
 // is not wholly inside the window, and the page's sideways scroll if any.
-func (l *labTab) offScreen(more ...struct{ sel, what string }) []string {
+func (l *labTab) offScreen(more ...onScreen) []string {
 	l.t.Helper()
 	var sels, whats []string
-	for _, e := range append(oneScreen, more...) {
+	for _, e := range slices.Concat(oneScreen, more) {
 		sels = append(sels, e.sel)
 		whats = append(whats, e.what)
 	}
@@ -120,7 +124,7 @@ func TestBrowserOneScreen(t *testing.T) {
 						l.do(chromedp.EmulateViewport(w, h))
 						// the resize is handled in the frame after: wait for two
 						eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
-						var more []struct{ sel, what string }
+						var more []onScreen
 						if lesson == 1 {
 							more = append(more, newestPayment)
 						}

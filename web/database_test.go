@@ -155,8 +155,9 @@ func TestWALIsCheckpointed(t *testing.T) {
 	if l := s.ledger(lab); l.Count != 1000 {
 		t.Fatalf("%d payments, want 1000", l.Count)
 	}
+	alone := filepath.Join(t.TempDir(), "alone.db")
 	waittest.For(t, "the database file alone to hold the 1,000 payments", func() bool {
-		return paymentsInFileAlone(t, db, labID(lab)) == 1000
+		return paymentsInFileAlone(t, db, alone, labID(lab)) == 1000
 	})
 	fi, err := os.Stat(db + "-wal")
 	if err != nil {
@@ -167,14 +168,13 @@ func TestWALIsCheckpointed(t *testing.T) {
 	}
 }
 
-// paymentsInFileAlone counts lab's payments in a copy of the database file
-// without its log: -1 while the copy is not a whole database.
-func paymentsInFileAlone(t *testing.T, db, lab string) int {
+// paymentsInFileAlone counts lab's payments in a copy (at cp) of the
+// database file without its log: -1 while the copy is not a whole database.
+func paymentsInFileAlone(t *testing.T, db, cp, lab string) int {
 	b, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := filepath.Join(t.TempDir(), "alone.db")
 	if err := os.WriteFile(cp, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
