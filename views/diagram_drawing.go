@@ -9,18 +9,19 @@ package views
 // stand evenly, as far apart as "потерялся", the widest word of a lost
 // mark, needs between two lifelines.
 const (
-	sdWidth    = 440.0
-	sdClient   = 55.0
-	sdNetwork  = 165.0
-	sdServer   = 275.0
-	sdDatabase = 385.0
-	sdHeadRoom = 56.0 // the lane heads
-	sdMaxShown = 12   // attempts drawn; older ones are summarised
-	sdMargin   = 4.0  // kept free at the drawing's edges
-	sdLaneGap  = 6.0  // between two lane heads
-	sdLaneFont = 17.0 // .sd-lane
-	sdLabel    = 16.0 // .sd-label, .sd-note, .sd-key, .sd-server-label
-	sdLineStep = 1.2  // em between the lines of one label
+	sdWidth       = 440.0
+	sdClient      = 55.0
+	sdNetwork     = 165.0
+	sdServer      = 275.0
+	sdDatabase    = 385.0
+	sdHeadRoom    = 56.0 // the lane heads
+	sdHeadsHeight = 50.0 // the heads' own drawing, kept in view (diagram.templ)
+	sdMaxShown    = 12   // attempts drawn; older ones are summarised
+	sdMargin      = 4.0  // kept free at the drawing's edges
+	sdLaneGap     = 6.0  // between two lane heads
+	sdLaneFont    = 17.0 // .sd-lane
+	sdLabel       = 16.0 // .sd-label, .sd-note, .sd-key, .sd-server-label
+	sdLineStep    = 1.2  // em between the lines of one label
 )
 
 // sdLane is one lane's head: its name, the name in full when the head shows

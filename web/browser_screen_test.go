@@ -33,7 +33,9 @@ var oneScreen = []onScreen{
 	{`[data-testid="total-count"]`, "the number of payments"},
 	{`[data-testid="total-amount"]`, "the total"},
 	{`[data-testid="double-charge-alert"]`, "the double-charge alert"},
-	{`[data-testid="sequence-diagram"]`, "the diagram of the latest operation"},
+	{`#sequence-diagram .diagram-caption`, "the diagram's caption"},
+	{`#sequence-diagram .diagram-heads`, "the diagram's lane heads"},
+	{`#sequence-diagram :nth-last-child(1 of [data-testid="attempt"]) .sd-heading`, "the diagram's newest attempt"},
 	{`[data-testid="lost-charge-alert"]`, "the lost-charge alert"},
 	{`[data-testid="keys-panel"]`, "the keys panel"},
 	{`[data-testid="server-fault"]`, "the server's fault"},
@@ -130,6 +132,10 @@ func TestBrowserOneScreen(t *testing.T) {
 						}
 						for _, miss := range l.offScreen(more...) {
 							t.Errorf("%s, %d×%d, %s: %s", at, w, h, when, miss)
+						}
+						// the diagram's words readable: drawn at 0.7 of their size or more
+						if scale := eval[float64](l, `document.querySelector(".diagram-svg").getScreenCTM().a`); scale < 0.7 {
+							t.Errorf("%s, %d×%d, %s: the diagram is drawn at %.2f of its size", at, w, h, when, scale)
 						}
 						if shot != "" {
 							l.shoot(dir, fmt.Sprintf("one-screen-lesson-%d-%s-%dx%d-%s.png", lesson, lang, w, h, shot))

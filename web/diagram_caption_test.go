@@ -42,7 +42,7 @@ func TestDiagramEmpty(t *testing.T) {
 			if got := fig.Find("svg > title").Text(); got != tc.title {
 				t.Errorf("svg title: got %q, want %q", got, tc.title)
 			}
-			if got := dgTexts(fig.Find(".sd-lane")); len(got) != 4 {
+			if got := dgTexts(fig.Find(".diagram-svg .sd-lane")); len(got) != 4 {
 				t.Errorf("lane names: got %q, want 4", got)
 			}
 			if tc.lang == views.Russian {

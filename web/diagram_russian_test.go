@@ -82,7 +82,7 @@ func TestDiagramRussian(t *testing.T) {
 			t.Errorf("attempt %d title: got %q, want %q", a.N, got, w)
 		}
 	}
-	if got, w := dgTexts(doc.Find(".sd-lane")), []string{"клиент", "сеть", "сервер", "БД"}; !cmp.Equal(got, w) {
+	if got, w := dgTexts(doc.Find(".diagram-svg .sd-lane")), []string{"клиент", "сеть", "сервер", "БД"}; !cmp.Equal(got, w) {
 		t.Errorf("lane names: got %q, want %q", got, w)
 	}
 	if got := doc.Find(".sd-lanes title").Text(); got != "база данных" {

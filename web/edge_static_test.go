@@ -34,8 +34,8 @@ func TestStaticFilesCached(t *testing.T) {
 	doc.Find(`link[rel=stylesheet], script[src]`).Each(func(_ int, e *goquery.Selection) {
 		links = append(links, e.AttrOr("href", e.AttrOr("src", "")))
 	})
-	if len(links) != 8 {
-		t.Fatalf("the page links %q, want 3 styles and 5 scripts", links)
+	if len(links) != 9 {
+		t.Fatalf("the page links %q, want 3 styles and 6 scripts", links)
 	}
 	seen := map[string]bool{}
 	for _, link := range links {
