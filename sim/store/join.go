@@ -158,9 +158,12 @@ func (m *member) mending() func(*Tx) error {
 
 // sqlBury takes away the rows of the processes whose lease ended a whole
 // lease (?2 ms) ago: dead. A row held by a writing transaction of its
-// process (hold_lease) is left for the next time: that write may commit.
+// process (hold_lease's shared lock) is left for the next time: that write
+// may commit. Only a dead process's lock is tried (OFFSET 0 keeps the
+// lease's test first), and it is held until the burial commits.
 const sqlBury = `DELETE FROM processes WHERE id IN (
-    SELECT id FROM processes WHERE id <> ?1 AND lease_until <= db_ms() - ?2 FOR UPDATE SKIP LOCKED)
+    SELECT id FROM (SELECT id FROM processes WHERE id <> ?1 AND lease_until <= db_ms() - ?2 OFFSET 0) AS dead
+    WHERE pg_try_advisory_xact_lock(1, hashtext(id)))
 RETURNING name`
 
 // MendDead takes away the rows of the dead processes and mends the work of

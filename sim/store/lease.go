@@ -33,7 +33,8 @@ import (
 //     row away and mends the work it owned (MendDead), in one transaction.
 //   - Every writing transaction begins with the lease step (hold_lease): a
 //     process whose lease is not current cannot write, and its row stays
-//     until the transaction ends, so that nobody mends what it may commit.
+//     until the transaction ends (the process's advisory lock, shared by
+//     its writes), so that nobody mends what it may commit.
 //
 // On SQLite one process runs: its row is the only one, it always leads,
 // and what the last run owned is its own to mend.
@@ -57,8 +58,10 @@ var ErrLeaseLost = errors.New("store: this process holds no current lease on the
 const leaseLostCode = "IL001"
 
 // leaseStep is the lease's step in the first statement of every writing
-// transaction on PostgreSQL (migration 0004): it fails unless the lease
-// of process $1 is current, and holds its row until the transaction ends.
+// transaction on PostgreSQL (migrations 0004, 0013): it fails unless the
+// lease of process $1 is current, and holds its row until the transaction
+// ends: the process's advisory lock, shared, which burying the row takes
+// alone (sqlBury, sqlAlone).
 const leaseStep = `hold_lease($1)`
 
 // IsLeaseLost reports whether err is a write refused for want of a lease.
@@ -266,6 +269,10 @@ func (m *member) start(ctx context.Context, s *Store) (alone bool, err error) {
 	return len(peers) == 0, nil
 }
 
+// sqlAlone waits, on PostgreSQL, until the other writing transactions of
+// process ?1 have ended: their lease step's lock (hold_lease), taken alone.
+const sqlAlone = `SELECT pg_advisory_xact_lock(1, hashtext(?))`
+
 // leave ends the membership: no more renewals, and the row goes, with what
 // mending the process's own work left over (a lease that was lost leaves
 // the row to the others, who mend it once dead).
@@ -280,6 +287,11 @@ func (s *Store) leave() {
 	defer cancel()
 	fn := m.mending()
 	err := s.Write(ctx, func(tx *Tx) error {
+		if s.Postgres() {
+			if _, err := tx.Exec(sqlAlone, m.id); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(`DELETE FROM processes WHERE id = ?`, m.id); err != nil || fn == nil {
 			return err
 		}
