@@ -1,23 +1,27 @@
 // Idempotency Lab: the sequence diagram's scrolling. On one screen a
-// drawing too tall to fit readably scrolls in its own box under its lane
-// heads (diagram.css): the newest attempt is kept in view after every live
-// update, until the reader scrolls; then the place they scrolled to is
-// kept, until a new attempt or a new operation is drawn.
+// drawing too tall to fit readably scrolls in its own box (diagram.css):
+// its newest part (the queue's, when the drawing has one, else the newest
+// attempt) is kept in view after every live update, until the reader
+// scrolls; then the place they scrolled to is kept, until the drawing
+// grows. A stepped race's statements head the drawing: it stays at its top.
 (function () {
   "use strict";
   var drawn = "", held = false, heldTop = 0;
   function drawBox(el) { return el && el.closest && el.closest(".diagram-draw"); }
   function showNewest() {
     var fig = document.getElementById("sequence-diagram"), box = fig && fig.querySelector(".diagram-draw");
-    if (!box) return;
-    var rows = fig.querySelectorAll("[data-testid=attempt]"), last = rows[rows.length - 1];
-    var mark = fig.getAttribute("data-op") + "/" + (last ? last.getAttribute("data-n") : "");
+    if (!box || fig.querySelector("[data-testid=diagram-steps]")) return;
+    var mark = fig.getAttribute("data-op") + "/" + fig.getAttribute("data-h");
     if (mark !== drawn) { drawn = mark; held = false; }
     if (held) { box.scrollTop = heldTop; return; }
-    if (!last || box.scrollHeight <= box.clientHeight) return;
-    var heads = fig.querySelector(".diagram-heads"), a = box.getBoundingClientRect(), r = last.getBoundingClientRect();
+    var rows = fig.querySelectorAll("[data-testid=attempt]"), queue = fig.querySelector(".sd-queue");
+    var target = queue || rows[rows.length - 1];
+    if (!target || box.scrollHeight <= box.clientHeight) return;
+    // over an attempt the lane heads stay in view; the queue's part has its own
+    var heads = queue ? null : fig.querySelector(".diagram-heads");
+    var a = box.getBoundingClientRect(), r = target.getBoundingClientRect();
     var top = a.top + (heads ? heads.getBoundingClientRect().height : 0);
-    var up = r.top - top - 4, down = r.bottom - a.bottom + 8; // to its top under the heads, to its bottom
+    var up = r.top - top - (heads ? 4 : 0), down = r.bottom - a.bottom + 8; // to its top (under the heads), to its bottom
     box.scrollTop += up < 0 ? up : Math.min(Math.max(0, down), up);
   }
   ["wheel", "touchstart", "pointerdown", "keydown"].forEach(function (type) {

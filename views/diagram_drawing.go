@@ -85,5 +85,15 @@ type sdLayout struct {
 	Before, After, Strategy string
 }
 
+// pinned is how far down the lanes are the attempts' lanes, whose heads
+// stay in view while the drawing scrolls: to the end, or to the space
+// before the queue's part, which has lanes of its own.
+func (l sdLayout) pinned() float64 {
+	if l.QueueY > 0 {
+		return l.QueueY - 8
+	}
+	return l.Height
+}
+
 // sdPainter lays out a diagram in one language.
 type sdPainter struct{ l Lang }

@@ -34,8 +34,10 @@ var oneScreen = []onScreen{
 	{`[data-testid="total-amount"]`, "the total"},
 	{`[data-testid="double-charge-alert"]`, "the double-charge alert"},
 	{`#sequence-diagram .diagram-caption`, "the diagram's caption"},
-	{`#sequence-diagram .diagram-heads`, "the diagram's lane heads"},
-	{`#sequence-diagram :nth-last-child(1 of [data-testid="attempt"]) .sd-heading`, "the diagram's newest attempt"},
+	{`#sequence-diagram:not(:has(.sd-queue)) .diagram-heads`, "the diagram's lane heads"},
+	// the queue's part, when the drawing has one (its lanes' heads come
+	// first in the page), else the newest attempt
+	{`#sequence-diagram :is(.sd-queue .sd-lane-head, :nth-last-child(1 of [data-testid="attempt"]) .sd-heading)`, "the diagram's newest part"},
 	{`[data-testid="lost-charge-alert"]`, "the lost-charge alert"},
 	{`[data-testid="keys-panel"]`, "the keys panel"},
 	{`[data-testid="server-fault"]`, "the server's fault"},

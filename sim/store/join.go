@@ -166,6 +166,10 @@ const sqlBury = `DELETE FROM processes WHERE id IN (
     WHERE pg_try_advisory_xact_lock(1, hashtext(id)))
 RETURNING name`
 
+// sqlAlone waits, on PostgreSQL, until the other writing transactions of
+// process ?1 have ended: their lease step's lock (hold_lease), taken alone.
+const sqlAlone = `SELECT pg_advisory_xact_lock(1, hashtext(?))`
+
 // MendDead takes away the rows of the dead processes and mends the work of
 // every process with no row (Mending), in one transaction: a process
 // renewing its lease finds its row gone, and knows it. Nothing without a

@@ -269,10 +269,6 @@ func (m *member) start(ctx context.Context, s *Store) (alone bool, err error) {
 	return len(peers) == 0, nil
 }
 
-// sqlAlone waits, on PostgreSQL, until the other writing transactions of
-// process ?1 have ended: their lease step's lock (hold_lease), taken alone.
-const sqlAlone = `SELECT pg_advisory_xact_lock(1, hashtext(?))`
-
 // leave ends the membership: no more renewals, and the row goes, with what
 // mending the process's own work left over (a lease that was lost leaves
 // the row to the others, who mend it once dead).
