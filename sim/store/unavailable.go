@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"net"
@@ -40,8 +41,10 @@ func IsUnavailable(err error) bool {
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
+	// A connection closed under a transaction (sql.ErrConnDone): its
+	// first statement to meet the break closed it, the next ones find it so.
 	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || pgsql.Broken(err) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // IsAnswered reports whether err came from the database's own answer (an
