@@ -197,7 +197,11 @@ func (c *Cluster) event(ev sim.Event) []byte {
 		bare.Attempts = nil
 		ev.Operation = &bare
 	}
-	b, err := json.Marshal(ev)
+	b, ok := appendCharge(make([]byte, 0, 384), &ev)
+	var err error
+	if !ok {
+		b, err = json.Marshal(ev)
+	}
 	if err != nil || len(b) > notifyMax-len(c.own)-16 {
 		b, _ = json.Marshal(sim.Event{Lab: ev.Lab, Kind: ev.Kind, At: ev.At})
 	}

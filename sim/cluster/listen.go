@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -75,8 +74,8 @@ func (c *Cluster) hear(conn *pgx.Conn) error {
 			c.hearOwn(n.Payload[len(c.own):])
 			continue
 		}
-		var msg notice
-		if err := json.Unmarshal([]byte(n.Payload), &msg); err != nil {
+		msg, err := readNotice(n.Payload)
+		if err != nil {
 			c.Log.Warn("live updates from other processes: an unreadable notice; what this process keeps is read afresh", "err", err)
 			c.startOver()
 			continue

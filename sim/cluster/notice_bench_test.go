@@ -30,7 +30,32 @@ func BenchmarkNoticeEncode(b *testing.B) {
 	b.ReportMetric(float64(len(c.event(ev))), "bytes/event")
 }
 
+// BenchmarkNoticeEncodeJSON is the baseline: the same event through
+// encoding/json, as every event went before codec.go.
+func BenchmarkNoticeEncodeJSON(b *testing.B) {
+	ev := chargeEvent()
+	for b.Loop() {
+		if _, err := json.Marshal(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkNoticeDecode(b *testing.B) {
+	benchDecode(b, func(data []byte) (notice, error) { return readNotice(string(data)) })
+}
+
+// BenchmarkNoticeDecodeJSON is the baseline: the same notice through
+// encoding/json.
+func BenchmarkNoticeDecodeJSON(b *testing.B) {
+	benchDecode(b, func(data []byte) (notice, error) {
+		var n notice
+		err := json.Unmarshal(data, &n)
+		return n, err
+	})
+}
+
+func benchDecode(b *testing.B, read func([]byte) (notice, error)) {
 	c := &Cluster{own: `{"from":"a-process"`}
 	evs := make([]string, 30)
 	for i := range evs {
@@ -39,8 +64,8 @@ func BenchmarkNoticeDecode(b *testing.B) {
 	data := []byte(c.pack(evs)[0]) // the first notice, as full as the sender packs it
 	var in int
 	for b.Loop() {
-		var n notice
-		if err := json.Unmarshal(data, &n); err != nil || len(n.Evs) == 0 || n.Evs[0].Payment == nil {
+		n, err := read(data)
+		if err != nil || len(n.Evs) == 0 || n.Evs[0].Payment == nil {
 			b.Fatalf("decode: %v", err)
 		}
 		in = len(n.Evs)
