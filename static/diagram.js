@@ -6,14 +6,16 @@
 // grows. A stepped race's statements head the drawing: it stays at its top.
 (function () {
   "use strict";
-  var drawn = "", held = false, heldTop = 0;
+  var drawn = "", held = false, heldTop = 0, seen = null; // seen: the box last looked at
   function drawBox(el) { return el && el.closest && el.closest(".diagram-draw"); }
   function showNewest() {
     var fig = document.getElementById("sequence-diagram"), box = fig && fig.querySelector(".diagram-draw");
     if (!box || fig.querySelector("[data-testid=diagram-steps]")) return;
     var mark = fig.getAttribute("data-op") + "/" + fig.getAttribute("data-h");
     if (mark !== drawn) { drawn = mark; held = false; }
-    if (held) { box.scrollTop = heldTop; return; }
+    var fresh = box !== seen; // a live update drew it anew, scrolled to its top
+    seen = box;
+    if (held) { if (fresh) box.scrollTop = heldTop; return; }
     var rows = fig.querySelectorAll("[data-testid=attempt]"), queue = fig.querySelector(".sd-queue");
     var target = queue || rows[rows.length - 1];
     if (!target || box.scrollHeight <= box.clientHeight) return;

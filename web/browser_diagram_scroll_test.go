@@ -1,0 +1,61 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// A drawing too tall for its box on one screen (lesson 3's three attempts
+// at 1280×720) scrolls there: the newest attempt is brought into view; a
+// reader who scrolls keeps their place through the page's other updates;
+// a new attempt brings the newest into view again (static/diagram.js).
+func TestBrowserDiagramScrollsToTheNewest(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, "")
+	l.s.must(http.StatusOK, "POST", l.prefix+"/lesson", `{"lesson":3}`)
+	l.do(chromedp.EmulateViewport(1280, 720))
+	l.navigate(l.url)
+	l.do(chromedp.Click(tid("lesson-setup")))
+	l.waitJS(`document.querySelector("#lesson-state")?.dataset.ready === "yes" && document.querySelector("#lesson-state").dataset.next === "0"`, "the lesson set up")
+	steps := eval[int](l, `+document.querySelector("#lesson-state").dataset.steps`)
+	for n := 0; n < steps; n++ {
+		l.do(chromedp.Click(tid("lesson-step")))
+		l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state").dataset.next === "%d" && !document.querySelector("form.htmx-request")`, n+1), fmt.Sprintf("step %d", n+1))
+	}
+	const box = `document.querySelector("#sequence-diagram .diagram-draw")`
+	// the newest attempt's heading lies inside the box, under the lane heads
+	newestInView := fmt.Sprintf(`(() => {
+		const b = %s, rows = b.querySelectorAll("[data-testid=attempt]"), h = rows[rows.length - 1].querySelector(".sd-heading").getBoundingClientRect();
+		const a = b.getBoundingClientRect(), heads = b.querySelector(".diagram-heads").getBoundingClientRect();
+		return b.scrollHeight > b.clientHeight && h.top >= heads.bottom - 1 && h.bottom <= a.bottom + 1;
+	})()`, box)
+	attempts := `document.querySelectorAll("#sequence-diagram [data-testid=attempt]").length`
+	l.waitJS(newestInView, "the newest attempt in view")
+	n := eval[int](l, attempts)
+
+	// the reader scrolls up; the page's other updates keep their place, and
+	// so does the drawing drawn anew by a live update
+	frames := `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`
+	eval[bool](l, box+`.dispatchEvent(new WheelEvent("wheel", {bubbles: true, deltaY: -500})) || true`)
+	eval[bool](l, `(`+box+`.scrollTop = 40, true)`)
+	eval[bool](l, frames) // the scroll event
+	place := func(when string) {
+		t.Helper()
+		if top := eval[float64](l, box+`.scrollTop`); top != 40 {
+			t.Errorf("%s: the reader's place was lost: scrolled to %v, not 40", when, top)
+		}
+	}
+	eval[bool](l, `document.dispatchEvent(new CustomEvent("htmx:after:swap")) || true`)
+	place("after an update of the page")
+	eval[bool](l, `(() => { const r = document.getElementById("diagram-region"); r.innerHTML = r.innerHTML;
+		document.dispatchEvent(new CustomEvent("htmx:after:swap")); return true; })()`)
+	place("after the drawing was drawn anew")
+
+	// a new attempt: the newest comes into view again
+	l.do(chromedp.Click(tid("retry")))
+	l.waitJS(fmt.Sprintf(`%s > %d`, attempts, n), "the retry drawn")
+	l.waitJS(newestInView, "the new attempt in view")
+}
