@@ -144,11 +144,11 @@ func (r *reader) str(into *string) bool {
 		return false
 	}
 	i := strings.IndexByte(r.s, '"')
-	if i < 0 || strings.IndexByte(r.s[:i], '\\') >= 0 || !utf8.ValidString(r.s[:i]) {
+	if i < 0 || !utf8.ValidString(r.s[:i]) {
 		return false
 	}
 	for j := 0; j < i; j++ {
-		if r.s[j] < 0x20 {
+		if c := r.s[j]; c < 0x20 || c == '\\' {
 			return false
 		}
 	}
