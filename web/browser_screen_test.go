@@ -50,6 +50,11 @@ var oneScreen = []onScreen{
 // press away.
 var newestPayment = onScreen{`#dock-payments:not([hidden]) tbody tr:first-child`, "the newest payment"}
 
+// The newest attempt of lessons 1 and 3, whole: its request, what the
+// server did and the answer (or its loss) fit the diagram's box at every
+// size, so the step just taken is read without scrolling the drawing.
+var newestAttempt = onScreen{`#sequence-diagram :nth-last-child(1 of [data-testid="attempt"])`, "the diagram's newest attempt, whole"}
+
 // offScreen lists, as "what: rect", each present element of oneScreen that
 // is not wholly inside the window, and the page's sideways scroll if any.
 func (l *labTab) offScreen(more ...onScreen) []string {
@@ -65,16 +70,18 @@ func (l *labTab) offScreen(more ...onScreen) []string {
 			const el = document.querySelector(s);
 			if (!el) return;
 			const r = el.getBoundingClientRect();
-			// a box that scrolls or clips its content hides what lies outside it
-			let clip = null;
-			for (let a = el.parentElement; a && !clip; a = a.parentElement)
-				if (getComputedStyle(a).overflowY !== "visible") clip = a;
-			const c = clip ? clip.getBoundingClientRect() : null;
+			// a box that scrolls or clips its content hides what lies outside
+			// it: the first of them (a drawing's own svg clips too) that cuts
+			let c = null;
+			for (let a = el.parentElement; a && !c; a = a.parentElement) {
+				const b = a.getBoundingClientRect();
+				if (getComputedStyle(a).overflowY !== "visible" && (r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5)) c = b;
+			}
 			if (r.width === 0 || r.height === 0 || !el.checkVisibility())
 				out.push(whats[i] + ": hidden");
 			else if (r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5)
 				out.push(whats[i] + ": " + [r.left, r.top, r.right, r.bottom].map(Math.round).join(",") + " in " + innerWidth + "×" + innerHeight);
-			else if (c && (r.top < c.top - 0.5 || r.bottom > c.bottom + 0.5))
+			else if (c)
 				out.push(whats[i] + ": " + [r.top, r.bottom].map(Math.round).join("–") + " cut by its box " + [c.top, c.bottom].map(Math.round).join("–"));
 		});
 		const wide = document.documentElement.scrollWidth - innerWidth;
@@ -128,7 +135,7 @@ func TestBrowserOneScreen(t *testing.T) {
 						l.do(chromedp.EmulateViewport(w, h))
 						// the resize is handled in the frame after: wait for two
 						eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
-						var more []onScreen
+						more := []onScreen{newestAttempt}
 						if lesson == 1 {
 							more = append(more, newestPayment)
 						}
