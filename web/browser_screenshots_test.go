@@ -23,7 +23,7 @@ func screenshotDir(t *testing.T) string {
 }
 
 // shoot waits until the page is still (fonts loaded, finite animations
-// done, two frames drawn) and writes a full-page PNG.
+// done, two frames drawn) and writes a PNG of the whole page.
 func (l *labTab) shoot(dir, name string) {
 	l.t.Helper()
 	if dir == "" {
@@ -35,7 +35,14 @@ func (l *labTab) shoot(dir, name string) {
 		await Promise.race([Promise.all(finite.map(a => a.finished.catch(() => {}))), new Promise(r => setTimeout(r, 2000))]);
 		await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
 	})()`, chromedp.EvalAwaitPromise))
-	png, err := chromedp.Run(l.ctx, chromedp.FullScreenshot(100))
+	// A page that fits its window is shot as it is: a whole-page shot lays
+	// it out again at the page's full size, which loses what its boxes
+	// were scrolled to.
+	shot := chromedp.FullScreenshot(100)
+	if eval[bool](l, `document.documentElement.scrollHeight <= innerHeight`) {
+		shot = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(l.ctx, shot)
 	if err != nil {
 		l.t.Fatalf("screenshot %s: %v", name, err)
 	}
