@@ -45,7 +45,7 @@ type CompareCell struct {
 	Protection, KeyStrategy string
 	Link                    string // the scenario link that rebuilds the cell's lab; "" for none
 	Count, Total, Purchases int64
-	Cause                   string // right, double, refused, rejected, mismatch (sim's causes)
+	Cause                   string // right, double, refused, replayed, rejected, mismatch, unavailable, failed (sim's causes)
 }
 
 func (c Comparison) cell(key, protection string) CompareCell {

@@ -177,7 +177,9 @@ func TestCompareIsAPageWithItsOwnAddress(t *testing.T) {
 
 // Each cell names the real cause of its outcome: with no key, replay answers
 // 400 (nothing charged, not a refused purchase); a natural key refuses the
-// second purchase as a duplicate; no protection charges twice.
+// second purchase as a duplicate; no protection charges twice; on a server
+// run without the key-value store of set-nx, its charges are answered 503
+// (nothing was refused as a duplicate).
 func TestCompareNamesTheCause(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -189,6 +191,7 @@ func TestCompareNamesTheCause(t *testing.T) {
 		"hash/replay":    {compare.CauseReplayed, "answered with the first one's replay"},
 		"none/none":      {compare.CauseDouble, "double charge"},
 		"uuid/replay":    {compare.CauseRight, "as it should"},
+		"uuid/set-nx":    {compare.CauseUnavail, "did not answer → 503, not charged"},
 	} {
 		k, pr, _ := strings.Cut(cell, "/")
 		c := doc.Find(fmt.Sprintf(`[data-testid="compare-cell"][data-key-strategy=%q][data-protection=%q]`, k, pr))

@@ -45,7 +45,9 @@ type Cell struct {
 	// purchases), double (more), and when fewer, why the server charged
 	// less: refused (a purchase answered "duplicate"), replayed (a purchase
 	// answered with the first one's stored answer), rejected (400: the
-	// protection wants a key and the client sent none), mismatch (422).
+	// protection wants a key and the client sent none), mismatch (422),
+	// unavailable (503: a part the protection needs, Redis, did not
+	// answer), failed (another error).
 	Cause string `json:"cause"`
 }
 
@@ -68,6 +70,8 @@ const (
 	CauseReplayed = "replayed"
 	CauseRejected = "rejected"
 	CauseMismatch = "mismatch"
+	CauseUnavail  = "unavailable"
+	CauseFailed   = "failed"
 )
 
 // atOnce is how many labs of a comparison run at the same time.
@@ -248,6 +252,10 @@ ORDER BY a.n LIMIT 1`, l.ID).Scan(&first)
 		return CauseMismatch, nil
 	case sim.OutcomeReplayed:
 		return CauseReplayed, nil
+	case sim.OutcomeDuplicate, sim.OutcomeInFlight, sim.OutcomeConflict:
+		return CauseRefused, nil
+	case sim.OutcomeUnavailable:
+		return CauseUnavail, nil
 	}
-	return CauseRefused, nil
+	return CauseFailed, nil
 }
