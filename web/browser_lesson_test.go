@@ -23,7 +23,7 @@ import (
 // API; then Play must have stopped by itself. The end state of each lesson
 // is a screenshot.
 //
-// The storm lesson plays alone (TestBrowserStormLessonPlays).
+// The storm lesson plays apart (TestStormLessonsApart).
 func TestBrowserLessonsPlay(t *testing.T) {
 	t.Parallel()
 	g := &together{t: t}
@@ -43,10 +43,10 @@ func TestBrowserLessonsPlay(t *testing.T) {
 	g.wait()
 }
 
-// The storm lesson, played as the others are, alone (stormLessons; seen
+// The storm lesson, played as the others are, apart (stormLessons; seen
 // in a run of the package: 45 retries at the peak against jitter's 22).
 // The last lesson's other views (large type, dark) follow it.
-func TestBrowserStormLessonPlays(t *testing.T) {
+func browserStormLessonPlays(t *testing.T) {
 	all := lessonsOn(os.Getenv("IDEMLAB_TEST_STORE") == "postgres")
 	storms := stormLessons(t, all)
 	if !stormy(all[len(all)-1]) {

@@ -203,7 +203,7 @@ func TestClassTeacherSteers(t *testing.T) {
 // Every question of every lesson has a choice that its step makes right:
 // each lesson is played through the class (asked, revealed) and the
 // ledger, the answers and the emails decide; the choices have words in
-// both languages. The storm lesson plays alone (stormLessons).
+// both languages. The storm lesson plays apart (TestStormLessonsApart).
 func TestClassEveryLessonQuestionHasItsAnswer(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withParts())
@@ -215,8 +215,8 @@ func TestClassEveryLessonQuestionHasItsAnswer(t *testing.T) {
 	}
 }
 
-// The storm lesson through the class, alone (stormLessons).
-func TestClassEveryLessonQuestionHasItsAnswerStorm(t *testing.T) {
+// The storm lesson through the class, apart (stormLessons).
+func classEveryLessonQuestionHasItsAnswerStorm(t *testing.T) {
 	s := startServer(t, withParts())
 	for _, ls := range stormLessons(t, s.lessons()) {
 		t.Run(fmt.Sprint(ls.N), func(t *testing.T) { classLesson(t, s, ls) })

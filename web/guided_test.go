@@ -58,7 +58,7 @@ func (p *page) submit(action string, kv ...string) {
 // Each lesson, played step by step through the page's plain forms (no
 // JavaScript), ends as the article says, and the panel says so. The panel
 // is "met" only at the end: no lesson's outcome shows before its last step.
-// The storm lesson plays alone (TestGuidedLessonStormThroughForms).
+// The storm lesson plays apart (TestStormLessonsApart).
 func TestGuidedLessonsThroughForms(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withParts())
@@ -67,8 +67,8 @@ func TestGuidedLessonsThroughForms(t *testing.T) {
 	}
 }
 
-// The storm lesson through the forms, alone (stormLessons).
-func TestGuidedLessonStormThroughForms(t *testing.T) {
+// The storm lesson through the forms, apart (stormLessons).
+func guidedLessonStormThroughForms(t *testing.T) {
 	s := startServer(t, withParts())
 	for _, ls := range stormLessons(t, s.lessons()) {
 		t.Run(fmt.Sprintf("lesson-%d", ls.N), func(t *testing.T) { guidedLesson(t, s, ls) })

@@ -223,11 +223,11 @@ func (s *testServer) lessons() []lesson.Lesson { return lessonsOn(s.Store.Postgr
 func stormy(ls lesson.Lesson) bool { return ls.Expect.Storms != nil }
 
 // stormLessons are the storm lessons of all, in order. They play in tests
-// that run alone, before the parallel ones: their herd of hundreds of
-// simulated clients, answered late on two cores shared with the parallel
-// tests, spreads out (61 retries at the peak against jitter's 22, seen in
-// CI), and the lesson ends "not as in the article". A test meant to play
-// them fails when there are none.
+// that run apart, before the parallel ones (TestStormLessonsApart): their
+// herd of hundreds of simulated clients, answered late on two cores shared
+// with the parallel tests, spreads out (61 retries at the peak against
+// jitter's 22, seen in CI), and the lesson ends "not as in the article".
+// A test meant to play them fails when there are none.
 func stormLessons(t *testing.T, all []lesson.Lesson) []lesson.Lesson {
 	t.Helper()
 	storms := slices.DeleteFunc(slices.Clone(all), func(ls lesson.Lesson) bool { return !stormy(ls) })
