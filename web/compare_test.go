@@ -191,7 +191,7 @@ func TestCompareNamesTheCause(t *testing.T) {
 		"hash/replay":    {compare.CauseReplayed, "answered with the first one's replay"},
 		"none/none":      {compare.CauseDouble, "double charge"},
 		"uuid/replay":    {compare.CauseRight, "as it should"},
-		"uuid/set-nx":    {compare.CauseUnavail, "did not answer → 503, not charged"},
+		"uuid/set-nx":    {compare.CauseUnavailable, "did not answer → 503, not charged"},
 	} {
 		k, pr, _ := strings.Cut(cell, "/")
 		c := doc.Find(fmt.Sprintf(`[data-testid="compare-cell"][data-key-strategy=%q][data-protection=%q]`, k, pr))

@@ -64,14 +64,14 @@ type Comparison struct {
 
 // The causes of a comparison's cells.
 const (
-	CauseRight    = "right"
-	CauseDouble   = "double"
-	CauseRefused  = "refused"
-	CauseReplayed = "replayed"
-	CauseRejected = "rejected"
-	CauseMismatch = "mismatch"
-	CauseUnavail  = "unavailable"
-	CauseFailed   = "failed"
+	CauseRight       = "right"
+	CauseDouble      = "double"
+	CauseRefused     = "refused"
+	CauseReplayed    = "replayed"
+	CauseRejected    = "rejected"
+	CauseMismatch    = "mismatch"
+	CauseUnavailable = "unavailable"
+	CauseFailed      = "failed"
 )
 
 // atOnce is how many labs of a comparison run at the same time.
@@ -255,7 +255,7 @@ ORDER BY a.n LIMIT 1`, l.ID).Scan(&first)
 	case sim.OutcomeDuplicate, sim.OutcomeInFlight, sim.OutcomeConflict:
 		return CauseRefused, nil
 	case sim.OutcomeUnavailable:
-		return CauseUnavail, nil
+		return CauseUnavailable, nil
 	}
 	return CauseFailed, nil
 }
