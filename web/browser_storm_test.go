@@ -90,10 +90,13 @@ func (l *labTab) startStorm() {
 	l.t.Helper()
 	l.do(chromedp.Click(tid("tab-storm")))
 	l.waitJS(`document.getElementById("dock-storm").checkVisibility() && !`+jsTid("storm-start")+`.disabled`, "the Storm panel, ready")
-	for id, v := range map[string]string{"storm-clients": "200", "storm-duration": "2", "storm-every": "10", "storm-outage-at": "0.5", "storm-outage-for": "1.5"} {
-		l.do(chromedp.SetValue(tid(id), v))
-	}
-	l.do(chromedp.Click(tid("storm-start")))
+	// filled and sent in one task of the page: a live update that swaps
+	// the form between two steps would leave a step on a node gone
+	l.do(chromedp.Evaluate[chromedp.Void](`(() => {
+		const v = {"storm-clients": "200", "storm-duration": "2", "storm-every": "10", "storm-outage-at": "0.5", "storm-outage-for": "1.5"};
+		for (const id in v) document.querySelector('[data-testid="' + id + '"]').value = v[id];
+		document.querySelector('[data-testid="storm-start"]').click();
+	})()`))
 	l.waitJS(jsTid("storm-start")+`.disabled || `+jsTid("storm")+`.dataset.running === "yes"`, "the storm to start")
 }
 
