@@ -37,8 +37,43 @@
     if (!read || +read.dataset.read >= +shown.dataset.read) return;
     for (var i = tasks.length - 1; i >= 0; i--) {
       var t = tasks[i];
-      if (t.type === "partial" && !(t.target && /(^|-)notice$/.test(t.target.id))) tasks.splice(i, 1);
+      if (t.type === "partial" && !(t.target && /(^|-)notice$/.test(t.target.id))) forget(tasks.splice(i, 1)[0]);
     }
+  });
+  // A live update carries every region of the lab. A region whose HTML is
+  // the one the stream last swapped in is left as it stands: the browser
+  // does not parse and lay out again what did not change (a class's
+  // phones, the laptop at a projector). What tells the region apart from
+  // the stream's copy makes it whole again the next time: an answer to a
+  // form swapped into it, a message refused as older, a new connection.
+  // Notices, which the page writes itself, and the keys' countdowns, which
+  // start again from each drawing, are always swapped.
+  var took = new Map(); // "#target" → the partial the stream last swapped there
+  var partial = /<hx-partial hx-target="([^"]+)"[^>]*>[\s\S]*?<\/hx-partial>/g;
+  function always(target, html) { return /notice$/.test(target) || html.indexOf("data-ttl-ms") >= 0; }
+  document.addEventListener("htmx:sse:before:message", function (e) {
+    var m = e.detail && e.detail.message;
+    if (!m || m.event || typeof m.data !== "string") return;
+    var kept = [], rest = m.data.replace(partial, function (html, target) {
+      if (always(target, html) || took.get(target) !== html) {
+        took.set(target, html);
+        kept.push(html);
+      }
+      return "";
+    });
+    if (rest.trim() !== "") { took.clear(); return; } // not regions alone: swapped as it came
+    m.data = kept.join("");
+  });
+  document.addEventListener("htmx:sse:after:connection", function () { took.clear(); });
+  function fromStream(e) {
+    var src = e.detail && e.detail.ctx && e.detail.ctx.sourceElement;
+    return !!(src && src.hasAttribute && src.hasAttribute("hx-sse:connect"));
+  }
+  function forget(task) {
+    if (task.type === "partial" && task.target && task.target.id) took.delete("#" + task.target.id);
+  }
+  document.addEventListener("htmx:before:swap", function (e) {
+    if (!fromStream(e) && e.detail.tasks) e.detail.tasks.forEach(forget);
   });
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });

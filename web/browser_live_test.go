@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"path"
@@ -142,6 +143,47 @@ func TestBrowserSharedScenario(t *testing.T) {
 	for i := range a.Payments {
 		if a.Payments[i].OrderID != b.Payments[i].OrderID || a.Payments[i].Amount != b.Payments[i].Amount {
 			t.Errorf("payment %d: %+v vs %+v", i, a.Payments[i], b.Payments[i])
+		}
+	}
+}
+
+// A live update swaps the regions that changed and leaves the others as
+// they stand: the nodes of a region the update did not change are the
+// same nodes after it. Whatever mix of updates, form answers and settings
+// the page lived through, its regions end as a page loaded afresh draws
+// them.
+func TestBrowserLiveUpdateSwapsWhatChanged(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, "")
+	byID := func(id string) string { return fmt.Sprintf("document.getElementById(%q)", id) }
+	regions := []string{"totals", "payments", "mailbox", "queue", "orders", "checklist", "scenario", "lesson-state", "storm", "stepped", "class", "diagram-region", "event-log"}
+	unchanged := []string{"mailbox", "queue", "orders", "checklist", "storm", "stepped", "class"}
+	mark := `["totals", "payments", "mailbox", "queue", "orders", "checklist", "storm", "stepped", "class"].forEach(id => { document.getElementById(id).dataset.before = "charge"; })`
+	l.do(chromedp.Evaluate[chromedp.Void](mark))
+	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-1","amount":100}`)
+	l.waitText("total-count", "1")
+	for _, id := range unchanged {
+		if !eval[bool](l, byID(id)+`.dataset.before === "charge"`) {
+			t.Errorf("#%s was swapped by an update that did not change it", id)
+		}
+	}
+	for _, id := range []string{"totals", "payments"} {
+		if eval[bool](l, byID(id)+`.dataset.before === "charge"`) {
+			t.Errorf("#%s was not swapped by an update that changed it", id)
+		}
+	}
+	// a form's answer, a change of settings, another update
+	l.do(chromedp.Click(tid("fire-charge")))
+	l.waitText("total-count", "2")
+	l.s.must(http.StatusOK, "PATCH", l.prefix+"/settings", `{"protection":"unique"}`)
+	l.waitJS(jsTid("protection")+`.value === "unique"`, "the protection to follow")
+	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-3","amount":300}`)
+	l.waitText("total-count", "3")
+	fresh := l.twin("")
+	for _, id := range regions {
+		js := byID(id) + `?.outerHTML ?? "(absent)"`
+		if got, want := eval[string](l, js), eval[string](fresh, js); got != want {
+			t.Errorf("#%s after the live updates differs from a fresh page's:\n%s\nfresh:\n%s", id, got, want)
 		}
 	}
 }
