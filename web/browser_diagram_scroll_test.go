@@ -25,6 +25,12 @@ func TestBrowserDiagramScrollsToTheNewest(t *testing.T) {
 		l.do(chromedp.Click(tid("lesson-step")))
 		l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state").dataset.next === "%d" && !document.querySelector("form.htmx-request")`, n+1), fmt.Sprintf("step %d", n+1))
 	}
+	// the page's drawing has caught up with the lab (the steps' answers
+	// came before the stream's last drawing): its mark is a fresh page's
+	fig := getPage(t, l.s.client, l.url, "").Find("#sequence-diagram")
+	op, h := fig.AttrOr("data-op", "?"), fig.AttrOr("data-h", "?")
+	l.waitJS(fmt.Sprintf(`document.querySelector("#sequence-diagram")?.dataset.op === %q && document.querySelector("#sequence-diagram").dataset.h === %q`, op, h),
+		"the drawing of the last step")
 	const box = `document.querySelector("#sequence-diagram .diagram-draw")`
 	// the newest attempt's heading lies inside the box, under the lane heads
 	newestInView := fmt.Sprintf(`(() => {
