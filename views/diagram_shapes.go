@@ -96,6 +96,10 @@ func mid(a, b float64) float64 { return (a + b) / 2 }
 // num writes a coordinate, to a tenth of a unit.
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
+// perWidth is a length of the drawing for a width of 1 (the style sheet
+// sizes the drawing and its pin from it, without knowing sdWidth).
+func perWidth(v float64) string { return strconv.FormatFloat(v/sdWidth, 'f', 4, 64) }
+
 func lineStep(i int) string {
 	if i == 0 {
 		return "0"
