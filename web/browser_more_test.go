@@ -10,9 +10,10 @@ import (
 )
 
 // A box that scrolls on one screen fades out at its foot while more of it
-// lies below (panels.css): the double-charge alert's list at 1280×720 does
-// not fade while it fits, fades by 1.5 rem when its orders outgrow it, and
-// fades no more once scrolled to its end.
+// lies below, and at its head once scrolled (panels.css): the double-charge
+// alert's list at 1280×720 does not fade while it fits, fades its foot by
+// 1.5 rem when its orders outgrow it, and once scrolled to its end fades
+// its head, not its foot.
 func TestBrowserScrolledBoxSaysThereIsMore(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, `{"protection":"none"}`)
@@ -30,9 +31,9 @@ func TestBrowserScrolledBoxSaysThereIsMore(t *testing.T) {
 		l.waitText("total-count", fmt.Sprint(charged))
 	}
 	const list = `document.querySelector('[data-testid="double-charge-alert"] ul')`
-	fade := func() float64 { // in rem
+	fadeOf := func(side string) float64 { // in rem
 		t.Helper()
-		return eval[float64](l, `(parseFloat(getComputedStyle(`+list+`).getPropertyValue("--more")) || 0) / parseFloat(getComputedStyle(document.documentElement).fontSize)`)
+		return eval[float64](l, `(parseFloat(getComputedStyle(`+list+`).getPropertyValue("`+side+`")) || 0) / parseFloat(getComputedStyle(document.documentElement).fontSize)`)
 	}
 	overflows := func() bool { return eval[bool](l, list+`.scrollHeight > `+list+`.clientHeight`) }
 
@@ -40,18 +41,18 @@ func TestBrowserScrolledBoxSaysThereIsMore(t *testing.T) {
 	if overflows() {
 		t.Fatal("one order charged twice overflows the alert's list")
 	}
-	if f := fade(); f != 0 {
-		t.Errorf("the alert's list fades by %.2f rem with nothing hidden; want 0", f)
+	if f, g := fadeOf("--more"), fadeOf("--less"); f != 0 || g != 0 {
+		t.Errorf("the alert's list fades by %.2f rem at its foot and %.2f at its head with nothing hidden; want 0", f, g)
 	}
 	twice(2, 3, 4, 5, 6)
 	if !overflows() {
 		t.Fatal("six orders charged twice fit the alert's list at 1280×720: nothing to fade")
 	}
-	if f := fade(); math.Abs(f-1.5) > 0.01 {
-		t.Errorf("the alert's list, with more below, fades by %.2f rem; want 1.5", f)
+	if f, g := fadeOf("--more"), fadeOf("--less"); math.Abs(f-1.5) > 0.01 || g != 0 {
+		t.Errorf("the alert's list, with more below, fades by %.2f rem at its foot and %.2f at its head; want 1.5 and 0", f, g)
 	}
 	eval[bool](l, `(`+list+`.scrollTop = `+list+`.scrollHeight, new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true)))))`)
-	if f := fade(); f != 0 {
-		t.Errorf("the alert's list, scrolled to its end, fades by %.2f rem; want 0", f)
+	if f, g := fadeOf("--more"), fadeOf("--less"); f != 0 || math.Abs(g-1.5) > 0.01 {
+		t.Errorf("the alert's list, scrolled to its end, fades by %.2f rem at its foot and %.2f at its head; want 0 and 1.5", f, g)
 	}
 }
