@@ -29,6 +29,7 @@
   // answer, and the later to arrive may have been read first: regions read
   // before the ones the page shows are not swapped in (what the answer says
   // of the form itself, its notices, still is).
+  var notice = /(^|-)notice$/; // a notice's id: the page writes notices itself
   document.addEventListener("htmx:before:swap", function (e) {
     var tasks = e.detail && e.detail.tasks, shown = document.getElementById("lab-read");
     if (!tasks || !shown) return;
@@ -37,7 +38,7 @@
     if (!read || +read.dataset.read >= +shown.dataset.read) return;
     for (var i = tasks.length - 1; i >= 0; i--) {
       var t = tasks[i];
-      if (t.type === "partial" && !(t.target && /(^|-)notice$/.test(t.target.id))) forget(tasks.splice(i, 1)[0]);
+      if (t.type === "partial" && !(t.target && notice.test(t.target.id))) forget(tasks.splice(i, 1)[0]);
     }
   });
   // A live update carries every region of the lab. A region whose HTML is
@@ -48,15 +49,15 @@
   // form swapped into it, a message refused as older, a new connection.
   // Notices, which the page writes itself, and the keys' countdowns, which
   // start again from each drawing, are always swapped.
-  var took = new Map(); // "#target" → the partial the stream last swapped there
-  var partial = /<hx-partial hx-target="([^"]+)"[^>]*>[\s\S]*?<\/hx-partial>/g;
-  function always(target, html) { return /notice$/.test(target) || html.indexOf("data-ttl-ms") >= 0; }
+  var took = new Map(); // a region's id → the partial the stream last swapped there
+  var partial = /<hx-partial hx-target="#([^"]+)"[^>]*>[\s\S]*?<\/hx-partial>/g;
+  function always(id, html) { return notice.test(id) || html.indexOf("data-ttl-ms") >= 0; }
   document.addEventListener("htmx:sse:before:message", function (e) {
     var m = e.detail && e.detail.message;
     if (!m || m.event || typeof m.data !== "string") return;
-    var kept = [], rest = m.data.replace(partial, function (html, target) {
-      if (always(target, html) || took.get(target) !== html) {
-        took.set(target, html);
+    var kept = [], rest = m.data.replace(partial, function (html, id) {
+      if (always(id, html) || took.get(id) !== html) {
+        took.set(id, html);
         kept.push(html);
       }
       return "";
@@ -70,7 +71,7 @@
     return !!(src && src.hasAttribute && src.hasAttribute("hx-sse:connect"));
   }
   function forget(task) {
-    if (task.type === "partial" && task.target && task.target.id) took.delete("#" + task.target.id);
+    if (task.type === "partial" && task.target && task.target.id) took.delete(task.target.id);
   }
   document.addEventListener("htmx:before:swap", function (e) {
     if (!fromStream(e) && e.detail.tasks) e.detail.tasks.forEach(forget);
