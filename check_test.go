@@ -13,6 +13,7 @@ import (
 // message, before anything starts or is logged: never silently replaced by
 // a default, never after "listening".
 func TestFlagsOutOfRangeAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want []string // in the error
@@ -69,6 +70,7 @@ func TestFlagsOutOfRangeAreRefused(t *testing.T) {
 
 // Every bad flag is named at once, and the usage says each range.
 func TestFlagsRangesAreTold(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	out := &syncBuffer{}
@@ -89,6 +91,7 @@ func TestFlagsRangesAreTold(t *testing.T) {
 
 // The values at the ends of each range are taken.
 func TestFlagsAtTheirBoundsAreTaken(t *testing.T) {
+	t.Parallel()
 	base, stop := startLab(t, "-db", ":memory:", "-max-labs", "2", "-max-inflight", "64", "-max-streams", "1",
 		"-lab-idle", "1m", "-smtp", "127.0.0.1:1")
 	if code, _, body := call(t, "GET", base+"/healthz", ""); code != 200 {

@@ -17,6 +17,7 @@ import (
 // replay claim in flight) is answered by the survivor once the claim's
 // lock times out: 409 with Retry-After before, one payment after.
 func TestKillOneOfTwoProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as two child processes")
 	}

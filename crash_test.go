@@ -19,13 +19,13 @@ import (
 // outbox goes out; every charge acknowledged before the crash is in the
 // ledger with exactly one email, nothing published before the crash lost.
 func TestCrashBetweenOutboxAndAck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as a child process twice")
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "lab.db")
-	t.Setenv(faultEnv, faultConsumerOutbox)
-	first := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
+	first := startChildWith(t, []string{faultEnv + "=" + faultConsumerOutbox}, "lab", "-db", db, "-addr", "127.0.0.1:0")
 	lab := postJSON(t, first.URL+"/api/v1/labs", "", http.StatusCreated)["id"].(string)
 	api := first.URL + "/api/v1/labs/" + lab
 	patch(t, api+"/settings", `{"notify":"queue","consumer_dedup":"message-id","ack_wait_ms":300}`)
@@ -62,7 +62,6 @@ func TestCrashBetweenOutboxAndAck(t *testing.T) {
 		t.Fatal("no charge was acknowledged before the crash")
 	}
 
-	t.Setenv(faultEnv, "")
 	second := startChild(t, "lab", "-db", db, "-addr", "127.0.0.1:0")
 	api = second.URL + "/api/v1/labs/" + lab
 	var (

@@ -16,6 +16,7 @@ import (
 // is 503 with Retry-After, the problem naming the database, and /healthz
 // is 503; once it renews again, it charges again, each charge once.
 func TestLostLeaseStopsWrites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as a child process")
 	}

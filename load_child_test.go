@@ -141,7 +141,15 @@ var (
 // the test or benchmark ends.
 func startChild(tb testing.TB, mode string, args ...string) *child {
 	tb.Helper()
-	c, err := launch(tb, mode, args...)
+	return startChildWith(tb, nil, mode, args...)
+}
+
+// startChildWith is startChild with variables (KEY=value) added to the
+// child's environment: a parallel test cannot t.Setenv, and its children
+// are its own.
+func startChildWith(tb testing.TB, env []string, mode string, args ...string) *child {
+	tb.Helper()
+	c, err := launchWith(tb, env, mode, args...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -151,8 +159,13 @@ func startChild(tb testing.TB, mode string, args ...string) *child {
 // launch is startChild that returns its failure, for restarts that may
 // find their port not yet free.
 func launch(tb testing.TB, mode string, args ...string) (*child, error) {
+	return launchWith(tb, nil, mode, args...)
+}
+
+// launchWith is launch with variables added to the child's environment.
+func launchWith(tb testing.TB, env []string, mode string, args ...string) (*child, error) {
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestBenchChild$", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	cmd.Dir = tb.TempDir() // what a child keeps in its working directory (the broker's store on PostgreSQL) stays its own
 	out := &childLog{}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -13,6 +13,7 @@ import (
 // report from: the machine's line of /proc/stat, and a process's stat
 // (its parent, found after its name).
 func TestCPUReadingsComeFromProc(t *testing.T) {
+	t.Parallel()
 	total, idle, ok := machineTicks()
 	if !ok {
 		t.Skip("no /proc/stat here: the load benchmarks report no CPU figures")

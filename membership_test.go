@@ -21,6 +21,9 @@ import (
 // real one so that a lapse or a death is seen in a second or two.
 const childLease = 1500 * time.Millisecond
 
+// memberEnv gives a member its short lease.
+var memberEnv = []string{leaseEnv + "=" + childLease.String()}
+
 // sharedParts are the flags of a process that shares its Redis and its
 // NATS with the other processes on its database: the real servers of
 // $IDEMLAB_TEST_REDIS and $IDEMLAB_TEST_NATS (.ci/run starts them). Without
@@ -48,8 +51,7 @@ func sharedParts(t testing.TB) []string {
 // given flags beside -db and -addr.
 func member(t *testing.T, db string, flags ...string) *child {
 	t.Helper()
-	t.Setenv(leaseEnv, childLease.String())
-	return startChild(t, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, flags...)...)
+	return startChildWith(t, memberEnv, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, flags...)...)
 }
 
 // restartStandIn ends every session on the database, as a restart of
@@ -78,6 +80,7 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err !
 // what a session alone held): a retry of the key is 409 while the first
 // request runs, and then the first request's answer; one payment.
 func TestJoiningProcessLeavesLiveWorkAlone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as two child processes")
 	}
@@ -179,6 +182,7 @@ func attemptOutcome(t *testing.T, url string) string {
 // the queue's messages of charges taken by the survivor go out, each email
 // once.
 func TestLeaderAfterRestartAndKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as two child processes")
 	}
@@ -228,12 +232,12 @@ func emailCount(t *testing.T, lab string) int {
 // database where another process runs: it says which flags it needs. One
 // that shares both does not start beside one that keeps them.
 func TestPrivatePartsRefusedBesideAnother(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the lab as child processes")
 	}
 	shared := sharedParts(t)
 	db := pgtest.Database(t)
-	t.Setenv(leaseEnv, childLease.String())
 	alone := member(t, db) // embedded Redis and NATS: it is alone, so it may
 	postJSON(t, alone.URL+"/api/v1/labs", "", http.StatusCreated)
 
@@ -248,7 +252,7 @@ func TestPrivatePartsRefusedBesideAnother(t *testing.T) {
 		{"shared beside embedded", shared, []string{"-redis", "-nats"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := launch(t, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, tc.flags...)...)
+			c, err := launchWith(t, memberEnv, "lab", append([]string{"-db", db, "-addr", "127.0.0.1:0"}, tc.flags...)...)
 			if err == nil {
 				c.stop()
 				t.Fatalf("a second process (%v) started beside one that runs its own Redis and NATS", tc.flags)

@@ -24,6 +24,7 @@ type restartRun struct {
 	t          *testing.T
 	pg         *pgtest.PG
 	args       []string // every process's flags
+	env        []string // and what it finds in its environment
 	a, b, c    *child
 	live       atomic.Pointer[[]*child] // the processes the load and the retries go to
 	load, slow string                   // the labs' API paths: the load's, the held requests'
@@ -53,7 +54,7 @@ func (r *restartRun) startTwo() (*child, *child) {
 		wg   sync.WaitGroup
 	)
 	for i := range cs {
-		wg.Go(func() { cs[i], errs[i] = launch(r.t, "lab", r.args...) })
+		wg.Go(func() { cs[i], errs[i] = launchWith(r.t, r.env, "lab", r.args...) })
 	}
 	wg.Wait()
 	for _, err := range errs {

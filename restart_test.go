@@ -39,13 +39,14 @@ const (
 //   - requests that meet the outage get 503 with Retry-After, never
 //     another 5xx.
 func TestPostgresRestartUnderLoad(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL of its own and three lab processes")
 	}
 	natsURL, redisURL := realParts(t)
 	pg := pgtest.Cluster(t)
-	t.Setenv(sayConsumedEnv, "1") // the leader is the process that consumes
 	r := &restartRun{t: t, pg: pg, v: &verdicts{other: map[string]int{}},
+		env:  []string{sayConsumedEnv + "=1"}, // the leader is the process that consumes
 		args: []string{"-db", pg.URL(), "-addr", "127.0.0.1:0", "-nats", natsURL, "-redis", redisURL}}
 	r.a, r.b = r.startTwo()
 	t.Cleanup(r.dumpOnFailure)
@@ -69,7 +70,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 	up := time.Now()
 	again := r.emailAfter(r.b, "order-after-restart", up)
-	r.c = startChild(t, "lab", r.args...) // after the restart, as in the finding 1
+	r.c = startChildWith(t, r.env, "lab", r.args...) // after the restart, as in the finding 1
 	r.setLive(r.a, r.b, r.c)
 	r.watchHolds(holds)
 	l.halt()

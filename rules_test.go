@@ -66,6 +66,7 @@ func lineCount(t *testing.T, path string) int {
 }
 
 func TestHouseFilesAreSmall(t *testing.T) {
+	t.Parallel()
 	simLines := map[string]int{}
 	for _, path := range handWritten(t) {
 		n := lineCount(t, path)
@@ -84,6 +85,7 @@ func TestHouseFilesAreSmall(t *testing.T) {
 }
 
 func TestHouseFunctionsAndTypesAreSmall(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	methods := map[string]int{} // "dir.Type" → methods
 	for _, path := range handWritten(t) {
@@ -130,6 +132,7 @@ func receiverName(e ast.Expr) string {
 }
 
 func TestHouseHTTPStaysAtTheDoor(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	for _, path := range handWritten(t) {
 		if filepath.Ext(path) != ".go" || strings.HasSuffix(path, "_test.go") {

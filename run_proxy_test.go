@@ -10,6 +10,7 @@ import (
 // -trust-proxy takes address ranges; a bad one stops the start, naming the
 // flag and what it takes.
 func TestTrustProxyFlagRefusesBadRanges(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"10.0.0.0/33", "proxy.local", "127.0.0.1/8;10.0.0.0/8"} {
 		out := &syncBuffer{}
 		err := run(context.Background(), []string{"idemlab", "-db", ":memory:", "-trust-proxy", bad}, func(string) string { return "" }, out)
@@ -26,6 +27,7 @@ func TestTrustProxyFlagRefusesBadRanges(t *testing.T) {
 // told apart by the X-Forwarded-For the proxy sends; without the flag the
 // header is the client's to write, and not read.
 func TestTrustProxyFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args       []string
 		separately bool

@@ -100,6 +100,7 @@ func call(t *testing.T, method, url, body string, headers ...string) (int, http.
 
 // A file-backed lab keeps its payments and its replays across a restart.
 func TestRestartKeepsLedgerAndReplays(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "lab.db")
 	base, stop := startLab(t, "-db", db)
 	if code, _, body := call(t, "GET", base+"/healthz", ""); code != 200 {
@@ -130,6 +131,7 @@ func TestRestartKeepsLedgerAndReplays(t *testing.T) {
 // Shutdown lets a request in flight finish: a slow charge started before
 // the signal still commits and answers.
 func TestShutdownFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
 	base, stop := startLab(t, "-db", ":memory:")
 	// (under replay, so that the charge's claim shows it is at the server)
 	call(t, "PATCH", base+"/api/v1/labs/demo/settings", `{"server_delay_ms":500,"protection":"replay"}`)
@@ -158,6 +160,7 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 }
 
 func TestFlagsAndDefaults(t *testing.T) {
+	t.Parallel()
 	out := &syncBuffer{}
 	err := run(context.Background(), []string{"idemlab", "-no-such-flag"}, func(string) string { return "" }, out)
 	if err == nil {
@@ -171,6 +174,7 @@ func TestFlagsAndDefaults(t *testing.T) {
 // Open live streams end with the server: shutdown does not wait for them,
 // and nothing is left running (TestMain checks for leaked goroutines).
 func TestShutdownEndsLiveStreams(t *testing.T) {
+	t.Parallel()
 	base, stop := startLab(t, "-db", ":memory:")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -205,6 +209,7 @@ func TestShutdownEndsLiveStreams(t *testing.T) {
 
 // -h prints the usage and is not an error.
 func TestHelpIsNotAnError(t *testing.T) {
+	t.Parallel()
 	out := &syncBuffer{}
 	if err := run(context.Background(), []string{"idemlab", "-h"}, func(string) string { return "" }, out); err != nil {
 		t.Errorf("-h: %v, want nil", err)

@@ -17,6 +17,7 @@ import (
 // own lines), answers set-nx with 503 naming Redis, and takes both up as
 // soon as they answer, with no restart.
 func TestStartsWithItsPartsDown(t *testing.T) {
+	t.Parallel()
 	redisBin, natsBin := lookPath(t, "redis-server"), lookPath(t, "nats-server")
 	rport, nport := freePort(t), freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
