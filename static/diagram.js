@@ -1,12 +1,14 @@
 // Idempotency Lab: the sequence diagram's scrolling. On one screen a
 // drawing too tall to fit readably scrolls in its own box (diagram.css):
 // its newest part (the queue's, when the drawing has one, else the newest
-// attempt) is kept in view after every live update, until the reader
+// attempt) is kept in view after every live update and whenever its box
+// changes size (an alert or a panel beside it grew), until the reader
 // scrolls; then the place they scrolled to is kept, until the drawing
 // grows. A stepped race's statements head the drawing: it stays at its top.
 (function () {
   "use strict";
   var drawn = "", held = false, heldTop = 0, seen = null; // seen: the box last looked at
+  var sized = window.ResizeObserver ? new ResizeObserver(function () { showNewest(); }) : null;
   function drawBox(el) { return el && el.closest && el.closest(".diagram-draw"); }
   function showNewest() {
     var fig = document.getElementById("sequence-diagram"), box = fig && fig.querySelector(".diagram-draw");
@@ -15,6 +17,7 @@
     if (mark !== drawn) { drawn = mark; held = false; }
     var fresh = box !== seen; // a live update drew it anew, scrolled to its top
     seen = box;
+    if (fresh && sized) { sized.disconnect(); sized.observe(box); }
     if (held) { if (fresh) box.scrollTop = heldTop; return; }
     var rows = fig.querySelectorAll("[data-testid=attempt]"), queue = fig.querySelector(".sd-queue");
     var target = queue || rows[rows.length - 1];

@@ -10,7 +10,8 @@ import (
 
 // A drawing too tall for its box on one screen (lesson 3's three attempts
 // at 1280×720) scrolls there: the newest attempt is brought into view; a
-// reader who scrolls keeps their place through the page's other updates;
+// box that shrinks with no update brings it into view again; a reader who
+// scrolls keeps their place through the page's other updates;
 // a new attempt brings the newest into view again (static/diagram.js).
 func TestBrowserDiagramScrollsToTheNewest(t *testing.T) {
 	t.Parallel()
@@ -41,6 +42,17 @@ func TestBrowserDiagramScrollsToTheNewest(t *testing.T) {
 	attempts := `document.querySelectorAll("#sequence-diagram [data-testid=attempt]").length`
 	l.waitJS(newestInView, "the newest attempt in view")
 	n := eval[int](l, attempts)
+
+	// the box shrinks with no update (a panel beside it grew) until the
+	// newest heading lies below its edge: it is brought into view again
+	eval[bool](l, fmt.Sprintf(`(() => {
+		const b = %s, rows = b.querySelectorAll("[data-testid=attempt]"), h = rows[rows.length - 1].querySelector(".sd-heading").getBoundingClientRect();
+		b.style.maxHeight = Math.max(0, h.top - b.getBoundingClientRect().top - 4) + "px";
+		return true;
+	})()`, box))
+	l.waitJS(newestInView, "the newest attempt in view in the shrunk box")
+	eval[bool](l, `(`+box+`.style.maxHeight = "", true)`)
+	l.waitJS(newestInView, "the newest attempt in view in the box grown back")
 
 	// the reader scrolls up; the page's other updates keep their place, and
 	// so does the drawing drawn anew by a live update

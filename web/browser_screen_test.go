@@ -64,7 +64,9 @@ func (l *labTab) offScreen(more ...onScreen) []string {
 		sels = append(sels, e.sel)
 		whats = append(whats, e.what)
 	}
-	return eval[[]string](l, fmt.Sprintf(`(() => {
+	// measured after two frames: what the reader sees once the page has
+	// drawn what the last task changed (a box resized, a drawing scrolled)
+	return eval[[]string](l, fmt.Sprintf(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))).then(() => {
 		const sels = %s, whats = %s, out = [];
 		sels.forEach((s, i) => {
 			const el = document.querySelector(s);
@@ -98,7 +100,7 @@ func (l *labTab) offScreen(more ...onScreen) []string {
 			out.push("the page is " + tall + " px taller than the window (" + over.join("; ") + ")");
 		}
 		return out;
-	})()`, jsList(sels), jsList(whats)))
+	})`, jsList(sels), jsList(whats)))
 }
 
 func jsList(ss []string) string {
