@@ -1,10 +1,11 @@
 package web_test
 
 import (
-	"flag"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"idemlab/sim/waittest"
 )
 
 // TestMain runs the package's tests eight at a time, whatever the machine's
@@ -12,19 +13,10 @@ import (
 // and a machine of two would otherwise run them nearly one by one. A -parallel
 // flag on the command line still wins.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.parallel"); f != nil && !setOnCommandLine("test.parallel") {
-		_ = f.Value.Set("8")
-	}
+	waittest.Parallel(8)
 	// The browser is closed after the tests and before the leak check, so its
 	// goroutines are gone when goleak looks.
 	goleak.VerifyTestMain(closingBrowser{m})
-}
-
-func setOnCommandLine(name string) bool {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // closingBrowser runs the tests, then closes the shared browser.

@@ -9,9 +9,11 @@ import (
 	"go.uber.org/goleak"
 
 	"idemlab/sim/broker"
+	"idemlab/sim/waittest"
 )
 
 func TestMain(m *testing.M) {
+	waittest.Parallel(8)
 	goleak.VerifyTestMain(m)
 }
 
@@ -93,6 +95,7 @@ func (in inbox) quiet(tb testing.TB, d time.Duration) {
 }
 
 func TestSubject(t *testing.T) {
+	t.Parallel()
 	if got, want := broker.Subject("demo"), "idemlab.demo.payments"; got != want {
 		t.Errorf("Subject(demo) = %q, want %q", got, want)
 	}

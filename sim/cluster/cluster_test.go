@@ -25,6 +25,7 @@ import (
 // come while it handles one) does not skip them silently: it is told to
 // start over, and drops what it keeps.
 func TestFallingBehindStartsOver(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	release := make(chan struct{})
@@ -92,6 +93,7 @@ func openOn(t *testing.T, dsn string) *store.Store {
 // them); one that starts beside it says hello, and from then on hears the
 // first's events, as the first hears its.
 func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	s := openOn(t, dsn)
@@ -150,6 +152,7 @@ func TestLiveEventsGoOutOnceAnotherListens(t *testing.T) {
 // Live events go out packed, as many in one notice as fit in it, and are
 // heard one by one, in order, whatever their size.
 func TestEventsGoOutPacked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	s := openOn(t, dsn)

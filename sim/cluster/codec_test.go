@@ -68,6 +68,7 @@ func checkRead(t *testing.T, payload string, fast bool) {
 }
 
 func TestCodecMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	k := "load-1"
 	checkCodec(t, chargeEvent())
 	checkCodec(t, sim.Event{Lab: "l", Kind: sim.EventCharge, At: time.Date(2026, 12, 5, 1, 2, 3, 0, time.UTC)})

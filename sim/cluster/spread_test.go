@@ -18,6 +18,7 @@ import (
 // Either way, whatever the caller does next through the other process
 // finds it up to date or asking the database.
 func TestSpreadWaitsForEveryProcess(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	var (

@@ -17,6 +17,7 @@ import (
 // KEYS * and a go-redis client without the password both get NOAUTH, and
 // see no lab's key. The lab itself, with the password, works.
 func TestEmbeddedStoreRefusesOtherUsers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := Start(ctx, Config{})
 	if err != nil {
@@ -59,6 +60,7 @@ func TestEmbeddedStoreRefusesOtherUsers(t *testing.T) {
 // A real Redis that asks for a password is used with the credentials its
 // URL gives, and refuses a URL without them.
 func TestRealRedisWithItsURLsCredentials(t *testing.T) {
+	t.Parallel()
 	r := keystest.RealRedis(t, "--requirepass", "s3cret")
 	ctx := context.Background()
 	s, err := Start(ctx, Config{URL: strings.Replace(r.URL, "redis://", "redis://:s3cret@", 1)})

@@ -9,6 +9,7 @@ import (
 // The store's guard, its lab's index, the clock and the forgetting, on the
 // embedded server: one lab's clock and reset never touch another lab's keys.
 func TestKeysOfOneLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := Start(ctx, Config{})
 	if err != nil {

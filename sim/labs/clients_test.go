@@ -26,6 +26,7 @@ func refusedWith(t *testing.T, err error, code sim.Code, limit string) {
 // own; the server's cap comes first; what is given back can be taken again,
 // and an address holding nothing is forgotten.
 func TestInFlightShares(t *testing.T) {
+	t.Parallel()
 	w := open(t, ":memory:", labs.Config{MaxInFlight: 1000})
 	lim := w.r.Limits()
 	bg := context.Background()
@@ -71,6 +72,7 @@ func TestInFlightShares(t *testing.T) {
 // A copy of a request past what was reserved (a bug, never a lost slot)
 // counts for its address too, and is given back.
 func TestInFlightShareOfACopy(t *testing.T) {
+	t.Parallel()
 	w := open(t, ":memory:", labs.Config{MaxInFlight: 1000})
 	lim := w.r.Limits()
 	a := labs.WithClient(context.Background(), "192.0.2.1")
@@ -95,6 +97,7 @@ func TestInFlightShareOfACopy(t *testing.T) {
 // labs, and labs made for no address, are not counted. The database keeps
 // who made a lab as a keyed hash, never the address.
 func TestLabShares(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		w := open(t, dsn(t), labs.Config{LabsPerAddress: 2})
 		bg := context.Background()
@@ -162,6 +165,7 @@ func TestLabShares(t *testing.T) {
 // removed as idle, and the database says it was used at the last sweep,
 // for every process that may expire it. Let go, it idles out.
 func TestHeldLabIsInUse(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		const idle = time.Hour
 		w := open(t, dsn(t), labs.Config{LabIdle: idle})

@@ -22,6 +22,7 @@ type occupy struct {
 // work is refused with EBusy and a Retry-After, and what is given back
 // can be taken again.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		maxInFlight int
@@ -82,6 +83,7 @@ func TestLimits(t *testing.T) {
 // when its fate is known, which may be after the work is done; a lab with
 // work reserved stays in memory.
 func TestGrantUse(t *testing.T) {
+	t.Parallel()
 	w := open(t, ":memory:", labs.Config{MaxInFlight: 200})
 	lim := w.r.Limits()
 	l := w.create(t, labs.KindPrivate)
@@ -107,6 +109,7 @@ func TestGrantUse(t *testing.T) {
 // The server holds at most MaxLabs labs, the shared one counted; past it a
 // new lab is refused with EBusy, until one goes.
 func TestMaxLabs(t *testing.T) {
+	t.Parallel()
 	w := open(t, ":memory:", labs.Config{MaxLabs: 3})
 	ctx := context.Background()
 	a := w.create(t, labs.KindPrivate)

@@ -47,6 +47,7 @@ func process(t *testing.T, dsn string, o store.Options) (*store.Store, world) {
 // it was sending may be sent again. A charge's claim stays in flight until
 // its lock times out, as after a crash.
 func TestOnlyTheDeadsWorkIsMended(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	renewals := clock.NewFake(start) // b renews when the test says

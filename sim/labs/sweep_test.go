@@ -17,6 +17,7 @@ import (
 // sweep, by the clock; one used meanwhile, or with work running, is kept,
 // and so are the shared lab and a scenario's lab still being built.
 func TestIdleExpiry(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		const idle = time.Hour
 		w := open(t, dsn(t), labs.Config{LabIdle: idle})
@@ -87,6 +88,7 @@ func TestIdleExpiry(t *testing.T) {
 // not the database: the next use loads it again, as it was. One in use
 // stays.
 func TestEviction(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		w := open(t, dsn(t), labs.Config{})
 		ctx := context.Background()

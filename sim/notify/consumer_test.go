@@ -19,6 +19,7 @@ import (
 // "none" every delivery sends one (the test fails if the fault does not
 // bite).
 func TestConsumerDedupHoldsUnderAStorm(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dedup  sim.ConsumerDedup
 		emails int64

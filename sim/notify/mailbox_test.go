@@ -54,6 +54,7 @@ func openMailbox(t *testing.T) (*house.House, *labs.Lab) {
 // (plain SMTP, as sendmail or net/smtp would) is refused, and nothing
 // shows in the lab's mailbox; the lab's own emails still arrive.
 func TestMailboxRefusesOtherLocalUsers(t *testing.T) {
+	t.Parallel()
 	h, l := openMailbox(t)
 	ctx := context.Background()
 	msg := "From: <someone@example.test>\r\nTo: <customer@idemlab.test>\r\nSubject: order placed\r\n" +
@@ -92,6 +93,7 @@ func TestMailboxRefusesOtherLocalUsers(t *testing.T) {
 // for a lab that does not exist, or for an order id the lab's rules refuse,
 // is refused for good and stored nowhere.
 func TestMailboxRefusesBadHeaders(t *testing.T) {
+	t.Parallel()
 	h, l := openMailbox(t)
 	ctx := context.Background()
 	for _, tc := range []struct{ name, lab, order string }{
@@ -141,6 +143,7 @@ func (e *externalServer) Data(r io.Reader) error {
 // in (the server is the user's, and may know no AUTH), and records what
 // it sent.
 func TestExternalServerGetsNoSignIn(t *testing.T) {
+	t.Parallel()
 	ext, h, l := openExternal(t)
 	ctx := context.Background()
 	if _, err := h.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 1500}); err != nil {

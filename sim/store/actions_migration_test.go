@@ -10,6 +10,7 @@ import (
 // action is kept, in its lab's order, the table has no rowid beside its
 // primary key, and removing a lab still removes its actions.
 func TestActionsBecomeOneTree(t *testing.T) {
+	t.Parallel()
 	step, err := os.ReadFile("schema/migrations/sqlite/0012_actions_one_tree.sql")
 	if err != nil {
 		t.Fatal(err)

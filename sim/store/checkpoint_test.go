@@ -15,6 +15,7 @@ import (
 // hundred pages, far fewer than SQLite's own checkpoint waits for, reaches
 // the file while the store stays open.
 func TestTheLogReachesTheDatabaseBesideTheWriter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "idemlab.db")
 	s, err := store.Open(ctx, path)

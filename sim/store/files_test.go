@@ -15,6 +15,7 @@ import (
 // whether the store makes them or finds them from an earlier run, made
 // wider by a release or a umask of before.
 func TestDatabaseFilesAreOwnerOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	files := func(path string) []string { return []string{path, path + "-wal", path + "-shm"} }
 	check := func(t *testing.T, path string) {

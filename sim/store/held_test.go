@@ -22,8 +22,9 @@ import (
 // rows were refused fail, with ErrNotWritten, the rest numbered without a
 // gap still.
 func TestHeldWritesGoWithTheBatch(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { heldWrites(t, openMember(t, filepath.Join(t.TempDir(), "held.db"), nil)) })
-	t.Run("postgres", func(t *testing.T) { heldWrites(t, openMember(t, pgtest.Database(t), nil)) })
+	t.Run("postgres", func(t *testing.T) { heldWrites(t, openSteady(t, pgtest.Database(t))) })
 }
 
 func heldWrites(t *testing.T, s *Store) {
@@ -122,15 +123,14 @@ func heldBatch(t *testing.T, s *Store) (batch func([]string) ([]error, int64), c
 			t.Errorf("%s: %d rows numbered up to %d, counter %d (%v); want %d of each", when, rows, highest, last, err, want)
 		}
 	}
-
 	return batch, check
 }
 
-// On SQLite, a transaction alone in its batch writes at once (it has
-// nothing to share a statement with), and a row not written is the
-// caller's error there and then. (A batch of many holds its writes:
-// TestHeldWritesGoWithTheBatch.)
+// On SQLite, a transaction alone in its batch writes at once (nothing to
+// share a statement with), and a row not written is the caller's error
+// there and then (a batch of many holds them: TestHeldWritesGoWithTheBatch).
 func TestLaterAloneOnSQLiteWritesAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openMemory(t)
 	if _, err := s.Exec(ctx, `CREATE TABLE held (k TEXT PRIMARY KEY)`); err != nil {
@@ -154,7 +154,8 @@ func TestLaterAloneOnSQLiteWritesAtOnce(t *testing.T) {
 // the numbers are those asked one at a time would be, and a numbering
 // that answers no row with them (its row gone) does not fail the others.
 func TestNumbersAskedTogether(t *testing.T) {
-	s := openMember(t, pgtest.Database(t), nil)
+	t.Parallel()
+	s := openSteady(t, pgtest.Database(t))
 	ctx := context.Background()
 	for _, q := range []string{
 		`CREATE TABLE nums (lab TEXT PRIMARY KEY, a BIGINT NOT NULL, b BIGINT NOT NULL)`,
@@ -222,8 +223,9 @@ func TestNumbersAskedTogether(t *testing.T) {
 // the batch counts on (lab_turn), as the batch before left them, without
 // asking again.
 func TestNextBatchBeginsWhileOneRuns(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
-	s := openMember(t, dsn, nil)
+	s := openSteady(t, dsn)
 	ctx := context.Background()
 	for _, q := range []string{
 		`CREATE TABLE nums (lab TEXT PRIMARY KEY, a BIGINT NOT NULL)`,

@@ -14,6 +14,7 @@ import (
 // everything run together. A process whose lease ended a lease ago is no
 // obstacle: it died.
 func TestJoinRefusesPartsKeptBesideAnother(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	a := openMember(t, dsn, nil)

@@ -93,6 +93,7 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
 // again by the next renewal; a restart of PostgreSQL (every session ended)
 // takes nothing away.
 func TestLeaseTakenRenewedLost(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	fake := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
@@ -153,6 +154,7 @@ func TestLeaseTakenRenewedLost(t *testing.T) {
 // A process that knows its lease has run out (no renewal answered within
 // it) refuses its writes itself, without asking the database.
 func TestLeaseLostKnownLocally(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	fake := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	s := openMember(t, dsn, fake)
@@ -174,6 +176,7 @@ func TestLeaseLostKnownLocally(t *testing.T) {
 // process. Every session ended (a restart of PostgreSQL) changes nothing;
 // one that leaves (Close) passes the lead at once.
 func TestLeaderFromLeases(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	db := admin(t, dsn)
@@ -249,6 +252,7 @@ func TestLeaderFromLeases(t *testing.T) {
 // away (nor its work mended) before that write has committed or rolled
 // back, however long ago its lease ended; then it is.
 func TestOpenWriteKeepsItsProcessRow(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	db := admin(t, dsn)

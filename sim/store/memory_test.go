@@ -13,6 +13,7 @@ import (
 // schema a migrated file has, its version, and nothing of another
 // in-memory database's rows.
 func TestMemoryDatabasesStartFromTheSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	file, err := Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
 	if err != nil {

@@ -79,6 +79,7 @@ func rawSQLite(t *testing.T, path string) *sql.DB {
 // Both dialects' migrations end with the same tables and columns, of the
 // same kinds: the lab's SQL, written once, runs on either.
 func TestBothDialectsEndAlike(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	s, err := store.Open(context.Background(), dsn)
 	if err != nil {
@@ -100,6 +101,7 @@ func TestBothDialectsEndAlike(t *testing.T) {
 // made the same instants in unix milliseconds: it ends with the schema of a
 // new file, and opens again as it is.
 func TestLegacyFilesMigrate(t *testing.T) {
+	t.Parallel()
 	want := fresh(t)
 	const at = "2026-11-29T00:00:01.5Z"
 	for _, tc := range []struct {
@@ -112,6 +114,7 @@ func TestLegacyFilesMigrate(t *testing.T) {
 		{4, `INSERT INTO payments (lab_id, n, order_id, amount, created_at) VALUES ('AAAAAAAAAAAAAAAAAAAAAA', 5, 'order-42', 1500, '` + at + `')`},
 	} {
 		t.Run("version "+strconv.Itoa(tc.version), func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "old.db")
 			schema, err := os.ReadFile("../../testdata/schema_v" + strconv.Itoa(tc.version) + ".sql")
 			if err != nil {
@@ -149,6 +152,7 @@ func TestLegacyFilesMigrate(t *testing.T) {
 
 // A database of a newer program than this one is refused, not changed.
 func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new.db")
 	s, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -171,6 +175,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 // A PostgreSQL database of the days before the numbered migrations (its
 // schema applied at every start, times as text) migrates, rows kept.
 func TestLegacyPostgresMigrates(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	schema, err := os.ReadFile("../../testdata/schema_pg_v4.sql")
 	if err != nil {

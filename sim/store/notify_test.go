@@ -20,6 +20,7 @@ import (
 // job of a group commit that fails takes its notices with its savepoint,
 // and the others of its batch are heard.
 func TestNoticesGoOutWithTheirCommit(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	ctx := context.Background()
 	s, err := Open(ctx, dsn)
@@ -134,6 +135,7 @@ func hearUntil(t *testing.T, conn *pgx.Conn, last string) []string {
 // On SQLite there is one process and nobody to tell: a transaction's
 // notices are dropped, and the transaction commits as ever.
 func TestNoticesOnSQLiteAreNobodys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openMemory(t)
 	s.Announce("test_notices", func(ev sim.Event, _ int64) string { return ev.Lab }, nil)

@@ -21,6 +21,7 @@ import (
 // once. Then the same cut on a transaction the database refuses at
 // COMMIT (a deferred constraint) must stay a failure.
 func TestCommitWhoseAnswerIsLost(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	db := admin(t, dsn)
 	if _, err := db.Exec(`CREATE TABLE probe (id INT PRIMARY KEY,
@@ -28,7 +29,7 @@ func TestCommitWhoseAnswerIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newCutProxy(t, dsn)
-	s := openMember(t, p.url, nil)
+	s := openSteady(t, p.url)
 	ctx := context.Background()
 
 	for name, write := range map[string]func(func(*Tx) error) error{
@@ -213,12 +214,13 @@ func commits(b []byte) bool {
 // it still succeed: nothing of a transaction has run when its first
 // statement meets an ended connection, so it begins again on another.
 func TestWritesAfterEverySessionEnded(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	db := admin(t, dsn)
 	if _, err := db.Exec(`CREATE TABLE probe (id INT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	s := openMember(t, dsn, nil)
+	s := openSteady(t, dsn)
 	ctx := context.Background()
 	var id atomic.Int64
 	insert := func(tx *Tx) error {

@@ -14,6 +14,7 @@ import (
 // that does not compile still says its error every time; and the cache
 // stops growing at its bound however many texts it meets.
 func TestStatementsAreCompiledOnceAndBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "lab.db"))
 	if err != nil {

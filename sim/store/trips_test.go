@@ -15,13 +15,14 @@ import (
 // round trips, its batch's): BEGIN with the first statement (the lease,
 // the lab's lock and numbers), then the held writes with COMMIT.
 func TestLabBatchIsTwoRoundTrips(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	db := admin(t, dsn)
 	if _, err := db.Exec(`CREATE TABLE trips (lab TEXT, n BIGINT, PRIMARY KEY (lab, n))`); err != nil {
 		t.Fatal(err)
 	}
 	p := newTripCounter(t, dsn)
-	s := openMember(t, p.url, nil)
+	s := openSteady(t, p.url)
 	ctx := context.Background()
 	write := func() error { // a charge's shape: a number counted in memory, a held row
 		return s.WriteLab(ctx, "lab-a", func(tx *Tx) error {

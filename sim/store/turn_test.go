@@ -16,8 +16,9 @@ import (
 // transaction that rolled back too, and the connection keeps one statement
 // per query, not one per call.
 func TestLabTurnReadsFreshNumbersThroughItsStatement(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
-	openMember(t, dsn, nil) // the migrations
+	openSteady(t, dsn) // the migrations
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // mistake: 503 with Retry-After, not 500. Seen in a restart of PostgreSQL
 // under load, in the second job of a batch run with savepoints.
 func TestClosedConnectionIsUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "closed.db"))
 	if err != nil {

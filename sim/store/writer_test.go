@@ -17,12 +17,14 @@ import (
 // two of them is seen as between serial transactions.
 // On PostgreSQL the batch is a lab's, and runs first without savepoints.
 func TestGroupCommitKeepsTransactionsApart(t *testing.T) {
+	t.Parallel()
 	s := openMemory(t)
 	keptApart(t, s, s.Write, func(n int) { waitQueued(t, s, n) })
 }
 
 func TestLabBatchKeepsTransactionsApart(t *testing.T) {
-	s := openMember(t, pgtest.Database(t), nil)
+	t.Parallel()
+	s := openSteady(t, pgtest.Database(t))
 	write := func(ctx context.Context, fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-a", fn) }
 	keptApart(t, s, write, func(n int) { waitLabQueued(t, s, "lab-a", n) })
 }
@@ -90,6 +92,7 @@ func keptApart(t *testing.T, s *Store, write func(context.Context, func(*Tx) err
 }
 
 func TestWriterRefusesAfterClose(t *testing.T) {
+	t.Parallel()
 	s, err := Open(context.Background(), ":memory:")
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +140,7 @@ func countJobs(t *testing.T, s *Store) (n int) {
 // PanicError, and the writer goes on: later writes work (a panic used to
 // leave the writer busy for ever).
 func TestWriterSurvivesPanic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"))
 	if err != nil {
@@ -197,12 +201,13 @@ func TestWriterSurvivesPanic(t *testing.T) {
 // SQLite, and on PostgreSQL, where the write that waits first begins its
 // batch's transaction meanwhile (it waits for the lab's lock).
 func TestWriterHonoursContextWhileQueued(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		s := openMemory(t)
 		writerHonoursContextWhileQueued(t, s, s.Write, func(n int) { waitQueued(t, s, n) })
 	})
 	t.Run("postgres", func(t *testing.T) {
-		s := openMember(t, pgtest.Database(t), nil)
+		s := openSteady(t, pgtest.Database(t))
 		write := func(ctx context.Context, fn func(*Tx) error) error { return s.WriteLab(ctx, "lab-1", fn) }
 		writerHonoursContextWhileQueued(t, s, write, func(n int) { waitLabQueued(t, s, "lab-1", n) })
 	})

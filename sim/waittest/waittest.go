@@ -3,6 +3,8 @@
 package waittest
 
 import (
+	"flag"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -21,5 +23,18 @@ func For(tb testing.TB, what string, cond func() bool) {
 			tb.Fatalf("not within %v: %s", Within, what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// Parallel has the package's parallel tests run n at a time, whatever the
+// machine's cores, unless -test.parallel was given: most of them wait (on
+// a database, a lease, a child process), and a machine of two cores would
+// otherwise run them nearly one by one. TestMain calls it before m.Run.
+func Parallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if f := flag.Lookup("test.parallel"); f != nil && !set {
+		_ = f.Value.Set(strconv.Itoa(n))
 	}
 }

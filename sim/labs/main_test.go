@@ -1,0 +1,13 @@
+package labs_test
+
+import (
+	"testing"
+
+	"idemlab/sim/waittest"
+)
+
+// TestMain runs the package's tests eight at a time: most of them wait.
+func TestMain(m *testing.M) {
+	waittest.Parallel(8)
+	m.Run()
+}
