@@ -13,7 +13,7 @@ import (
 // lies below, and at its head once scrolled (panels.css): the double-charge
 // alert's list at 1280×720 does not fade while it fits, fades its foot by
 // 1.5 rem when its orders outgrow it, and once scrolled to its end fades
-// its head, not its foot.
+// its head, not its foot. The dock fades less, clear of its newest row.
 func TestBrowserScrolledBoxSaysThereIsMore(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, `{"protection":"none"}`)
@@ -54,5 +54,17 @@ func TestBrowserScrolledBoxSaysThereIsMore(t *testing.T) {
 	eval[bool](l, `(`+list+`.scrollTop = `+list+`.scrollHeight, new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true)))))`)
 	if f, g := fadeOf("--more"), fadeOf("--less"); f != 0 || math.Abs(g-1.5) > 0.01 {
 		t.Errorf("the alert's list, scrolled to its end, fades by %.2f rem at its foot and %.2f at its head; want 0 and 1.5", f, g)
+	}
+
+	// the dock, a row or two high here, fades its foot by three fifths as
+	// much (a quarter of it at most), clear of the newest payment's row
+	dock := eval[[]float64](l, `(() => {
+		const b = document.querySelector(".dock-body"), a = b.getBoundingClientRect();
+		const r = b.querySelector("#dock-payments tbody tr:first-child").getBoundingClientRect();
+		const more = parseFloat(getComputedStyle(b).getPropertyValue("--more")) || 0;
+		return [more, Math.min(a.height / 4, more * .6), a.bottom - r.bottom];
+	})()`)
+	if more, fade, below := dock[0], dock[1], dock[2]; more == 0 || below < fade {
+		t.Errorf("the dock, %d payments in it: --more %.1f px, a fade of %.1f px, %.1f px under the newest row; want a fade, clear of it", charged, more, fade, below)
 	}
 }
