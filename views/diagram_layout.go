@@ -93,7 +93,7 @@ func (p sdPainter) lanes() []sdLane {
 	for i, k := range sdLaneKeys {
 		name := p.t("diagram.lane." + k.key)
 		full := p.t("diagram.lane." + k.key + ".full")
-		out[i] = sdLane{Name: name, Full: full, Class: "sd-lane", X: k.x,
+		out[i] = sdLane{Name: name, Full: full, Class: "sd-lane", X: k.x, Y: 6,
 			W: max(k.w, sdTextWidth(name, sdLaneFont)+16)}
 		out[i].W = min(out[i].W, 2*(k.x-sdMargin/2), 2*(sdWidth-sdMargin/2-k.x))
 	}
