@@ -35,6 +35,28 @@ func RealRedis(tb testing.TB, extra ...string) Stalling {
 		}
 		tb.Skip("no redis-server here")
 	}
+	for try := 1; ; try++ {
+		cmd, port, exited := startRedis(tb, bin, extra)
+		if isRedis(port, exited) {
+			tb.Cleanup(func() {
+				cmd.Process.Signal(syscall.SIGCONT)
+				cmd.Process.Kill()
+				<-exited
+			})
+			return stalling(tb, cmd, port)
+		}
+		cmd.Process.Kill()
+		<-exited
+		if try == 3 {
+			tb.Fatalf("redis-server did not answer on a free port, three times")
+		}
+	}
+}
+
+// startRedis starts redis-server on a port free a moment before: another
+// process may take it first, and then this one exits (isRedis sees it).
+func startRedis(tb testing.TB, bin string, extra []string) (*exec.Cmd, string, chan struct{}) {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -45,23 +67,41 @@ func RealRedis(tb testing.TB, extra ...string) Stalling {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	return cmd, port, exited
+}
+
+// isRedis waits until what listens on port answers PING as a Redis does
+// (PONG, or a demand for the password), and reports false when the
+// process exited first or another server took the port.
+func isRedis(port string, exited <-chan struct{}) bool {
 	deadline := time.Now().Add(5 * time.Second)
-	for {
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		buf := make([]byte, 7)
+		_, err = io.WriteString(c, "PING\r\n")
 		if err == nil {
-			c.Close()
-			break
+			_, err = io.ReadFull(c, buf)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("redis-server does not listen on %s", port)
-		}
-		time.Sleep(10 * time.Millisecond)
+		c.Close()
+		return err == nil && (string(buf[:5]) == "+PONG" || string(buf) == "-NOAUTH")
 	}
+	return false
+}
+
+// stalling is the Stalling of a started redis-server.
+func stalling(tb testing.TB, cmd *exec.Cmd, port string) Stalling {
 	sig := func(s syscall.Signal) func() {
 		return func() {
 			if err := cmd.Process.Signal(s); err != nil {
