@@ -56,8 +56,34 @@ var newestPayment = onScreen{`#dock-payments:not([hidden]) tbody tr:first-child`
 var newestAttempt = onScreen{`#sequence-diagram :nth-last-child(1 of [data-testid="attempt"])`, "the diagram's newest attempt, whole"}
 
 // offScreen lists, as "what: rect", each present element of oneScreen that
-// is not wholly inside the window, and the page's sideways scroll if any.
+// is not wholly inside the window, and the page's sideways scroll if any,
+// once the page has settled: a live update that is still on its way (the
+// stream's drawing after a form's answer) gets two seconds to arrive. What
+// is still off then is said with the drawing's box and scroll.
 func (l *labTab) offScreen(more ...onScreen) []string {
+	l.t.Helper()
+	var off []string
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		if off = l.offScreenNow(more...); len(off) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		eval[bool](l, `new Promise(ok => setTimeout(() => ok(true), 100))`)
+	}
+	l.t.Logf("the drawing when %q: %s", off[0], eval[string](l, `(() => {
+		const f = document.getElementById("sequence-diagram"), b = f && f.querySelector(".diagram-draw");
+		if (!b) return "none";
+		const a = b.getBoundingClientRect(), rows = f.querySelectorAll("[data-testid=attempt]"), r = rows.length ? rows[rows.length - 1].getBoundingClientRect() : a;
+		return JSON.stringify({box: [a.top, a.bottom].map(Math.round), scrollTop: b.scrollTop, scrollHeight: b.scrollHeight, clientHeight: b.clientHeight,
+			attempts: rows.length, newest: [r.top, r.bottom].map(Math.round), mark: f.dataset.op + "/" + f.dataset.h, focus: document.activeElement?.tagName});
+	})()`))
+	return off
+}
+
+// offScreenNow is offScreen's look, once.
+func (l *labTab) offScreenNow(more ...onScreen) []string {
 	l.t.Helper()
 	var sels, whats []string
 	for _, e := range slices.Concat(oneScreen, more) {
