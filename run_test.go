@@ -13,12 +13,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"idemlab/sim/waittest"
 )
 
 func TestMain(m *testing.M) {
-	waittest.Parallel(4)
 	goleak.VerifyTestMain(m)
 }
 
