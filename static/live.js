@@ -30,9 +30,13 @@
   // before the ones the page shows are not swapped in (what the answer says
   // of the form itself, its notices, still is).
   var notice = /(^|-)notice$/; // a notice's id: the page writes notices itself
+  // A region swapped by anything but the stream is no longer the stream's
+  // copy (took, below): the stream's next drawing of it is swapped in.
   document.addEventListener("htmx:before:swap", function (e) {
     var tasks = e.detail && e.detail.tasks, shown = document.getElementById("lab-read");
-    if (!tasks || !shown) return;
+    if (!tasks) return;
+    if (!fromStream(e)) tasks.forEach(forget);
+    if (!shown) return;
     var mark = tasks.find(function (t) { return t.type === "partial" && t.target === shown; });
     var read = mark && mark.fragment.firstElementChild;
     if (!read || +read.dataset.read >= +shown.dataset.read) return;
@@ -73,9 +77,6 @@
   function forget(task) {
     if (task.type === "partial" && task.target && task.target.id) took.delete(task.target.id);
   }
-  document.addEventListener("htmx:before:swap", function (e) {
-    if (!fromStream(e) && e.detail.tasks) e.detail.tasks.forEach(forget);
-  });
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
   document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });

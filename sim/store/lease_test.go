@@ -20,12 +20,7 @@ const testLease = 600 * time.Millisecond
 // ticked by c (nil: the real clock); it closes when the test ends.
 func openMember(t *testing.T, dsn string, c clock.Clock) *Store {
 	t.Helper()
-	s, err := OpenWith(context.Background(), dsn, Options{Lease: testLease, Clock: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return openLeased(t, dsn, testLease, c)
 }
 
 // admin is a connection of the test's own to the database.

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
+	"idemlab/sim/clock"
 	"idemlab/sim/waittest"
 )
 
@@ -17,7 +19,13 @@ func TestMain(m *testing.M) {
 // outlasts, for the tests that never let it lapse.
 func openSteady(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := OpenWith(context.Background(), dsn, Options{Lease: 20 * testLease})
+	return openLeased(t, dsn, 20*testLease, nil)
+}
+
+// openLeased opens a store on dsn with lease, closed when the test ends.
+func openLeased(t *testing.T, dsn string, lease time.Duration, c clock.Clock) *Store {
+	t.Helper()
+	s, err := OpenWith(context.Background(), dsn, Options{Lease: lease, Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
