@@ -170,6 +170,9 @@ func TestBrowserOneScreen(t *testing.T) {
 						for _, miss := range l.offScreen(more...) {
 							t.Errorf("%s, %d×%d, %s: %s", at, w, h, when, miss)
 						}
+						for _, cut := range eval[[]string](l, clippedChoices) {
+							t.Errorf("%s, %d×%d, %s: a choice cut without an ellipsis: %s", at, w, h, when, cut)
+						}
 						// the diagram's words readable: drawn at 0.7 of their size or more
 						if scale := eval[float64](l, `document.querySelector(".diagram-svg").getScreenCTM().a`); scale < 0.7 {
 							t.Errorf("%s, %d×%d, %s: the diagram is drawn at %.2f of its size", at, w, h, when, scale)
@@ -201,6 +204,17 @@ func TestBrowserOneScreen(t *testing.T) {
 		})
 	}
 }
+
+// clippedChoices lists each shown select whose chosen option is wider than
+// its box and is not ended with an ellipsis: cut mid-letter, a projected
+// choice reads as another word.
+const clippedChoices = `[...document.querySelectorAll("select")].filter(s => s.checkVisibility()).flatMap(s => {
+	const st = getComputedStyle(s), c = document.createElement("canvas").getContext("2d");
+	c.font = st.font;
+	const text = s.selectedOptions[0]?.text ?? "";
+	const room = s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+	return c.measureText(text).width > room && st.textOverflow !== "ellipsis" ? [(s.id || s.name) + ": " + text] : [];
+})`
 
 // rects returns the rounded bounding boxes of the selectors, for comparing
 // before and after.
