@@ -65,8 +65,12 @@ func (room) Reset(_ context.Context, tx *store.Tx, lab string) error {
 }
 
 func (rm room) Purge(ctx context.Context, lab string) error {
-	return rm.r.store.DeleteChunks(ctx, lab,
-		`DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (SELECT lab_id, scope, key FROM idempotency_records WHERE lab_id = ?1 LIMIT ?2)`)
+	return rm.r.store.DeleteChunks(ctx, lab, rm.PurgeStatements()...)
+}
+
+// PurgeStatements deletes the lab's records (labs.Purging).
+func (room) PurgeStatements() []string {
+	return []string{`DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (SELECT lab_id, scope, key FROM idempotency_records WHERE lab_id = ?1 LIMIT ?2)`}
 }
 
 // Close forgets the lab's cached answers: after a reset they are of an old

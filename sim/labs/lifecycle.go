@@ -155,12 +155,19 @@ func (r *Registry) Drop(ctx context.Context, id string) {
 }
 
 // purge deletes a lab that is out of use (building or doomed): each room's
-// rows a chunk at a time, then the lab.
+// rows a chunk at a time (the rooms that are statements alone together),
+// then the lab.
 func (r *Registry) purge(ctx context.Context, id string) error {
+	var statements []string
 	for _, room := range r.rooms {
-		if err := room.Purge(ctx, id); err != nil {
+		if p, ok := room.(Purging); ok {
+			statements = append(statements, p.PurgeStatements()...)
+		} else if err := room.Purge(ctx, id); err != nil {
 			return err
 		}
+	}
+	if err := r.store.DeleteChunks(ctx, id, statements...); err != nil {
+		return err
 	}
 	// Whatever a request still running wrote meanwhile goes with the lab.
 	res, err := r.store.Exec(ctx, `DELETE FROM labs WHERE id = ?`, id)

@@ -28,6 +28,14 @@ type Room interface {
 	Close(ctx context.Context, lab string, why Closing)
 }
 
+// Purging is a room whose part of a removal is statements alone (DELETEs
+// of ?1 = lab, ?2 = at most this many rows): the registry runs every such
+// room's statements together (store.DeleteChunks), so that a small lab's
+// rows go in one transaction instead of one a table.
+type Purging interface {
+	PurgeStatements() []string
+}
+
 // Halter is a room with work in a lab that holds the lab's locks while a
 // person thinks (a stepped race's open transactions): a reset halts it
 // first, so that it does not wait for that work's end. (A removal's
@@ -74,6 +82,9 @@ func (t Tables) Reset(_ context.Context, tx *store.Tx, lab string) error {
 func (t Tables) Purge(ctx context.Context, lab string) error {
 	return t.Store.DeleteChunks(ctx, lab, t.Purges...)
 }
+
+// PurgeStatements are the table's purge statements (Purging).
+func (t Tables) PurgeStatements() []string { return t.Purges }
 
 // Close has nothing to let go: the rows are the room.
 func (Tables) Close(context.Context, string, Closing) {}

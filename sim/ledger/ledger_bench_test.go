@@ -50,3 +50,24 @@ func BenchmarkLedgerCharges(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "charges/s")
 }
+
+// BenchmarkRemoveLab is a small lab's removal (three charges, their
+// records and counts): what a comparison does for each of its cells.
+func BenchmarkRemoveLab(b *testing.B) {
+	h := housetest.Open(b, filepath.Join(b.TempDir(), "lab.db"))
+	ctx := context.Background()
+	for i := range b.N {
+		b.StopTimer()
+		l := h.NewLab(b, sim.ProtectReplay, nil)
+		for j := range 3 {
+			k := fmt.Sprint("key-", i, "-", j)
+			if _, err := h.H.Ledger.Charge(ctx, l, sim.Charge{OrderID: "order-42", Amount: 100, Key: &k, Direct: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := h.H.Labs.Remove(ctx, l.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -235,19 +235,43 @@ func (s *Store) Health(ctx context.Context, now time.Time) error {
 // so that removing a big lab never holds the writer long from the others.
 const PurgeChunk = 500
 
-// DeleteChunks runs each statement, which deletes at most ?2 rows of lab
-// ?1, in transactions of its own until it deletes fewer than PurgeChunk.
+// DeleteChunks runs the statements in order, each deleting at most ?2 rows
+// of lab ?1, until each deletes no more: in transactions of PurgeChunk rows
+// at most in all, so that a small lab goes in one (and a big one never
+// holds the writer long).
 func (s *Store) DeleteChunks(ctx context.Context, lab string, statements ...string) error {
-	for _, q := range statements {
-		for {
-			res, err := s.Exec(ctx, q, lab, PurgeChunk)
-			if err != nil {
-				return err
+	_, err := deleteChunks(ctx, s, lab, PurgeChunk, statements)
+	return err
+}
+
+// deleteChunks is DeleteChunks in transactions of chunk rows at most, and
+// how many rows each deleted.
+func deleteChunks(ctx context.Context, s *Store, lab string, chunk int64, statements []string) ([]int64, error) {
+	var done []int64
+	for i := 0; i < len(statements); {
+		next, deleted := i, int64(0)
+		err := s.Write(ctx, func(tx *Tx) error { // may run again: it starts from i each time
+			next, deleted = i, 0
+			for next < len(statements) && deleted < chunk {
+				res, err := tx.Exec(statements[next], lab, chunk-deleted)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				if n < chunk-deleted { // it deleted the lab's last such rows
+					next++
+				}
+				deleted += n
 			}
-			if n, _ := res.RowsAffected(); n < PurgeChunk {
-				break
-			}
+			return nil
+		})
+		if err != nil {
+			return done, err
 		}
+		done, i = append(done, deleted), next
 	}
-	return nil
+	return done, nil
 }
