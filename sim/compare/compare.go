@@ -144,7 +144,7 @@ type room struct{ cs *Comparisons }
 
 func (room) Init(context.Context, *store.Tx, string) error  { return nil }
 func (room) Reset(context.Context, *store.Tx, string) error { return nil }
-func (room) Purge(context.Context, string) error            { return nil }
+func (room) PurgeStatements() []string                      { return nil }
 func (room) Close(context.Context, string, labs.Closing)    {}
 
 // Sweep deletes the comparisons as old as the labs' idle time.

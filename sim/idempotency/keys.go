@@ -47,7 +47,7 @@ type kvRoom struct{ k *Keys }
 
 func (kvRoom) Init(context.Context, *store.Tx, string) error  { return nil }
 func (kvRoom) Reset(context.Context, *store.Tx, string) error { return nil }
-func (kvRoom) Purge(context.Context, string) error            { return nil }
+func (kvRoom) PurgeStatements() []string                      { return nil }
 
 func (r kvRoom) Close(ctx context.Context, lab string, why labs.Closing) {
 	if r.k.kv == nil || why == labs.Evicted || why == labs.Stale {

@@ -64,11 +64,7 @@ func (room) Reset(_ context.Context, tx *store.Tx, lab string) error {
 	return err
 }
 
-func (rm room) Purge(ctx context.Context, lab string) error {
-	return rm.r.store.DeleteChunks(ctx, lab, rm.PurgeStatements()...)
-}
-
-// PurgeStatements deletes the lab's records (labs.Purging).
+// PurgeStatements deletes the lab's records.
 func (room) PurgeStatements() []string {
 	return []string{`DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (SELECT lab_id, scope, key FROM idempotency_records WHERE lab_id = ?1 LIMIT ?2)`}
 }

@@ -75,7 +75,7 @@ type recorder struct {
 
 func (*recorder) Init(context.Context, *store.Tx, string) error  { return nil }
 func (*recorder) Reset(context.Context, *store.Tx, string) error { return nil }
-func (*recorder) Purge(context.Context, string) error            { return nil }
+func (*recorder) PurgeStatements() []string                      { return nil }
 
 func (r *recorder) Close(_ context.Context, lab string, why labs.Closing) {
 	r.mu.Lock()

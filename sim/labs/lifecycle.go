@@ -154,17 +154,12 @@ func (r *Registry) Drop(ctx context.Context, id string) {
 	closeRooms(ctx, r.rooms, id, Removed)
 }
 
-// purge deletes a lab that is out of use (building or doomed): each room's
-// rows a chunk at a time (the rooms that are statements alone together),
-// then the lab.
+// purge deletes a lab that is out of use (building or doomed): every
+// room's rows, a chunk at a time, then the lab.
 func (r *Registry) purge(ctx context.Context, id string) error {
 	var statements []string
 	for _, room := range r.rooms {
-		if p, ok := room.(Purging); ok {
-			statements = append(statements, p.PurgeStatements()...)
-		} else if err := room.Purge(ctx, id); err != nil {
-			return err
-		}
+		statements = append(statements, room.PurgeStatements()...)
 	}
 	if err := r.store.DeleteChunks(ctx, id, statements...); err != nil {
 		return err

@@ -18,22 +18,16 @@ type Room interface {
 	// Reset empties what the room holds of the lab, in the reset's
 	// transaction: the lab then starts again from its settings.
 	Reset(ctx context.Context, tx *store.Tx, lab string) error
-	// Purge deletes what the room holds of a lab being removed, a chunk at
-	// a time (store.DeleteChunks): removing a big lab never holds the
-	// writer long.
-	Purge(ctx context.Context, lab string) error
+	// PurgeStatements delete what the room holds of a lab being removed:
+	// DELETEs of ?1 = lab, ?2 = at most this many rows (nil: it holds no
+	// rows). The registry runs every room's in order, in transactions of
+	// a chunk of rows in all (store.DeleteChunks): a small lab goes in one,
+	// and removing a big lab never holds the writer long.
+	PurgeStatements() []string
 	// Close lets go of what the room keeps of the lab outside the
 	// database (memory, a broker's consumer, keys in another store), for
 	// the reason why; it runs after the transaction that caused it.
 	Close(ctx context.Context, lab string, why Closing)
-}
-
-// Purging is a room whose part of a removal is statements alone (DELETEs
-// of ?1 = lab, ?2 = at most this many rows): the registry runs every such
-// room's statements together (store.DeleteChunks), so that a small lab's
-// rows go in one transaction instead of one a table.
-type Purging interface {
-	PurgeStatements() []string
 }
 
 // Halter is a room with work in a lab that holds the lab's locks while a
@@ -62,7 +56,7 @@ type Sweeper interface {
 }
 
 // Tables is a Room whose parts are rows only: its reset deletes (or zeroes)
-// them, and its removal deletes them a chunk at a time.
+// them, and its removal deletes them (Purges).
 type Tables struct {
 	Store  *store.Store
 	Resets []string // statements of ?1 = lab
@@ -78,12 +72,7 @@ func (t Tables) Reset(_ context.Context, tx *store.Tx, lab string) error {
 	return run(tx, t.Resets, lab)
 }
 
-// Purge runs the table's purge statements until they delete nothing more.
-func (t Tables) Purge(ctx context.Context, lab string) error {
-	return t.Store.DeleteChunks(ctx, lab, t.Purges...)
-}
-
-// PurgeStatements are the table's purge statements (Purging).
+// PurgeStatements are the table's purge statements.
 func (t Tables) PurgeStatements() []string { return t.Purges }
 
 // Close has nothing to let go: the rows are the room.

@@ -145,7 +145,7 @@ type room struct{ rs *Races }
 
 func (room) Init(context.Context, *store.Tx, string) error  { return nil }
 func (room) Reset(context.Context, *store.Tx, string) error { return nil }
-func (room) Purge(context.Context, string) error            { return nil }
+func (room) PurgeStatements() []string                      { return nil }
 
 // Halt aborts the lab's race and waits for its racers to end.
 func (r room) Halt(ctx context.Context, lab string, _ labs.Closing) {

@@ -141,7 +141,7 @@ type room struct{ s *Storms }
 
 func (room) Init(context.Context, *store.Tx, string) error  { return nil }
 func (room) Reset(context.Context, *store.Tx, string) error { return nil }
-func (room) Purge(context.Context, string) error            { return nil }
+func (room) PurgeStatements() []string                      { return nil }
 
 // Halt stops the lab's storm before a reset, and forgets its storms: their
 // payments go with the reset.
