@@ -28,7 +28,7 @@ var keysMessages = map[string]message{
 	// the keys panel
 	"stored.title":           {"Where the keys live", "Где живут ключи"},
 	"stored.empty":           {"No keys yet: charge with a key under unique, on-conflict, replay or set-nx.", "Ключей пока нет: сделайте списание с ключом под unique, on-conflict, replay или set-nx."},
-	"stored.caption":         {"Idempotency keys, newest first, with the time they have left on the lab's clock", "Ключи идемпотентности, новые сверху, и сколько им осталось по часам лаборатории"},
+	"stored.caption":         {"Idempotency keys and the time they have left on the lab's clock, the most first", "Ключи идемпотентности и сколько им осталось по часам лаборатории, больше всего — сверху"},
 	"stored.key":             {"Key", "Ключ"},
 	"stored.where":           {"Where", "Где"},
 	"stored.state":           {"State", "Состояние"},

@@ -62,7 +62,8 @@ func (r kvRoom) Close(ctx context.Context, lab string, why labs.Closing) {
 func (k *Keys) Now(l *labs.Lab) time.Time { return k.clock.Now().Add(l.Clock()) }
 
 // List lists the lab's newest idempotency keys in each store, `most` of
-// each kind, newest first. A key-value store that does not answer within
+// each kind: the records the longest to live first (the newest, while the
+// lab's key TTL does not change), the UNIQUE keys newest first. A key-value store that does not answer within
 // kvWait (0: the caller's context decides) is ErrKVDown, with the rest
 // listed.
 func (k *Keys) List(ctx context.Context, l *labs.Lab, most int, kvWait time.Duration) ([]sim.KeyInfo, error) {
@@ -109,12 +110,11 @@ func (k *Keys) database() string {
 	return sim.StoreSQLite
 }
 
-// records lists the replay protection's records of the lab.
+// records lists the replay protection's records of the lab, from the end
+// of their index by expiry.
 func (k *Keys) records(ctx context.Context, l *labs.Lab, most int) ([]sim.KeyInfo, error) {
 	now := k.Now(l)
-	rows, err := k.store.Query(ctx, `
-SELECT key, state, locked_until, expires_at FROM idempotency_records
-WHERE lab_id = ? AND scope = ? AND created_at >= 0 ORDER BY created_at DESC LIMIT ?`, l.ID, ScopeCharges, most) // the partial index (migration 5)
+	rows, err := k.store.Query(ctx, sqlKeys, l.ID, ScopeCharges, most)
 	if err != nil {
 		return nil, fmt.Errorf("keys of %s: %w", l.ID, err)
 	}
@@ -141,6 +141,12 @@ WHERE lab_id = ? AND scope = ? AND created_at >= 0 ORDER BY created_at DESC LIMI
 	}
 	return out, rows.Err()
 }
+
+// sqlKeys is a lab's records of a scope, the longest to live first: read
+// from the end of their index by expiry (migration 14).
+const sqlKeys = `
+SELECT key, state, locked_until, expires_at FROM idempotency_records
+WHERE lab_id = ? AND scope = ? AND expires_at >= 0 ORDER BY expires_at DESC LIMIT ?`
 
 // SQLUniqueKeys is the newest keys the UNIQUE column of a lab's payments
 // holds: read through the index of the payments that have one (migration

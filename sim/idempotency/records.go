@@ -73,21 +73,8 @@ func (room) PurgeStatements() []string {
 // generation, and never found again anyway; this frees their memory.
 func (rm room) Close(_ context.Context, lab string, _ labs.Closing) { rm.r.cache.forget(lab) }
 
-// Sweep deletes finished records past their expiry, a chunk at a time.
-func (rm room) Sweep(ctx context.Context, now time.Time) error {
-	for {
-		res, err := rm.r.store.Exec(ctx, `
-DELETE FROM idempotency_records WHERE (lab_id, scope, key) IN (
-    SELECT lab_id, scope, key FROM idempotency_records WHERE expires_at <= ? AND state = 'done' LIMIT ?)`,
-			now.UnixMilli(), store.PurgeChunk)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n < store.PurgeChunk {
-			return nil
-		}
-	}
-}
+// Sweep deletes finished records past their expiry (sweep.go).
+func (rm room) Sweep(ctx context.Context, now time.Time) error { return sweep(ctx, rm.r.store, now) }
 
 // The statements of the claim.
 const (
