@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Ledger, error) {
 		sim.ProtectSetNX:           setNX{g},
 	}
 	var err error
-	if g.insertOnConflict, err = cfg.Store.Prepare(ctx, sqlInsertPayment+` ON CONFLICT (lab_id, dedup_key) DO NOTHING RETURNING n`); err != nil {
+	if g.insertOnConflict, err = cfg.Store.Prepare(ctx, sqlInsertPayment+` ON CONFLICT (lab_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING RETURNING n`); err != nil {
 		return nil, err
 	}
 	g.insert, err = cfg.Store.Prepare(ctx, sqlInsertPayment+` RETURNING n`)

@@ -170,7 +170,7 @@ func (g *Ledger) insertStepped(ctx context.Context, l *labs.Lab, c sim.Charge, s
 // The INSERTs a charge runs, as the log shows them: constants, so that a
 // charge nobody steps builds no text.
 const (
-	sqlInsertSkip         = sqlInsertPayment + ` ON CONFLICT (lab_id, dedup_key) DO NOTHING`
+	sqlInsertSkip         = sqlInsertPayment + ` ON CONFLICT (lab_id, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING`
 	sqlInsertCommit       = sqlInsertPayment + `; COMMIT`
 	sqlInsertSkipCommit   = sqlInsertSkip + `; COMMIT`
 	sqlInsertAnswerCommit = sqlInsertPayment + "; " + sqlComplete + "; COMMIT"
