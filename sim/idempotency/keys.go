@@ -63,9 +63,9 @@ func (k *Keys) Now(l *labs.Lab) time.Time { return k.clock.Now().Add(l.Clock()) 
 
 // List lists the lab's newest idempotency keys in each store, `most` of
 // each kind: the records the longest to live first (the newest, while the
-// lab's key TTL does not change), the UNIQUE keys newest first. A key-value store that does not answer within
-// kvWait (0: the caller's context decides) is ErrKVDown, with the rest
-// listed.
+// lab's key TTL does not change), the UNIQUE keys newest first. A
+// key-value store that does not answer within kvWait (0: the caller's
+// context decides) is ErrKVDown, with the rest listed.
 func (k *Keys) List(ctx context.Context, l *labs.Lab, most int, kvWait time.Duration) ([]sim.KeyInfo, error) {
 	out, err := k.records(ctx, l, most)
 	if err != nil {
