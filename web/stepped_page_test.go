@@ -14,6 +14,7 @@ import (
 // did in words, and buttons only for racers that stand at a point; the
 // diagram draws the statements in the order they ran.
 func TestSteppedPageForms(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	p, doc := openPage(t, s, `{"protection": "check-then-insert", "key_strategy": "uuid"}`)
 	if _, hidden := doc.Find(`[data-testid="stepped"]`).Attr("hidden"); !hidden {
@@ -79,6 +80,7 @@ func steppedRefusals(t *testing.T, p *page, race string) {
 // TestSteppedForeignToken: a charge with a racer's header that no race
 // gave out is refused, and charges nothing.
 func TestSteppedForeignToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
 	r := s.do("POST", prefix+"/charges", `{"order_id": "order-42", "amount": 1500}`, "Idempotency-Key", "k1", "Idemlab-Stepped", "guess")
@@ -99,6 +101,7 @@ func TestSteppedForeignToken(t *testing.T) {
 // half the pool at most (16 connections: 2 races); one more is 503 with
 // Retry-After, and once one ends another may start.
 func TestSteppedRacesCap(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withPostgres(t))
 	var races []*stepper
 	for range 2 {
@@ -120,6 +123,7 @@ func TestSteppedRacesCap(t *testing.T) {
 // step for step, so the interleaving, not only the count, comes back; a
 // later operation keeps its number.
 func TestSteppedScenario(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	a := s.newLab(`{"protection": "check-then-insert", "key_strategy": "uuid"}`)
 	st := s.stepped(a, "order-42", 2).step("A", "B", "A*", "B*")
@@ -145,6 +149,7 @@ func TestSteppedScenario(t *testing.T) {
 // race runs is refused at once (409), not left waiting for the racers'
 // locks; once the race is over it goes through.
 func TestSteppedHoldsSettings(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withPostgres(t))
 	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
 	st := s.stepped(prefix, "order-42", 2).step("A")

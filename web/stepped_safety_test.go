@@ -26,6 +26,7 @@ func (st *stepper) key() string {
 // nothing half written stays, and the key is as free as before (a charge
 // with it charges; no claim or SET NX blocks it).
 func TestSteppedAbortLeavesKeyFree(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withParts())
 	pg := s.Store.Postgres()
 	for _, p := range []sim.Protection{sim.ProtectCheckThenInsert, sim.ProtectUnique, sim.ProtectOnConflict, sim.ProtectReplay, sim.ProtectSetNX} {
@@ -64,6 +65,7 @@ func TestSteppedAbortLeavesKeyFree(t *testing.T) {
 // still stands at its point, and stepped on it finishes whole. Under replay
 // its key then gives the answer the client lost.
 func TestSteppedHangUp(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := s.newLab(`{"protection": "replay", "key_strategy": "uuid"}`)
 	st := s.stepped(prefix, "order-42", 2).step("A")
@@ -97,6 +99,7 @@ func TestSteppedHangUp(t *testing.T) {
 // TestSteppedIdle: a race nobody touches for two minutes is aborted, and
 // its racers' transactions roll back.
 func TestSteppedIdle(t *testing.T) {
+	t.Parallel()
 	fake := clock.NewFake(time.Now())
 	s := startServer(t, withClock(fake))
 	prefix := s.newLab(`{"protection": "replay", "key_strategy": "uuid"}`)
@@ -124,6 +127,7 @@ func TestSteppedIdle(t *testing.T) {
 // PostgreSQL, the lab's lock) aborts the race first, instead of waiting
 // for it, and the lab starts again empty, ready for another race.
 func TestSteppedReset(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	prefix := s.newLab(`{"protection": "unique", "key_strategy": "uuid"}`)
 	st := s.stepped(prefix, "order-42", 2).step("A")

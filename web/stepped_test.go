@@ -73,6 +73,7 @@ func (st *stepper) results(racer string, p sim.Point) []string {
 // microscope through the API, on the store the test runs on: the
 // interleaving a person chooses decides the outcome, every time.
 func TestSteppedRaceCases(t *testing.T) {
+	t.Parallel()
 	for _, db := range []string{"sqlite", "postgres"} {
 		t.Run(db, func(t *testing.T) {
 			var opts []func(*serverOpts)
@@ -141,6 +142,7 @@ func (st *stepper) rows(racer string) int64 {
 // the test's store: the ones that promise one payment keep it, stepped or
 // not; the others charge each racer.
 func TestSteppedEachProtection(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withParts())
 	for _, c := range []struct {
 		p    sim.Protection
@@ -165,6 +167,7 @@ func TestSteppedEachProtection(t *testing.T) {
 // interleaving fails B with 40001 at the statement where PostgreSQL
 // raises it, and one payment stays.
 func TestSteppedSerializable(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, withPostgres(t))
 	for trial := range 10 {
 		prefix := s.newLab(`{"protection": "check-then-insert", "key_strategy": "uuid", "isolation": "serializable"}`)
