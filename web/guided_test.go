@@ -58,7 +58,8 @@ func (p *page) submit(action string, kv ...string) {
 // Each lesson, played step by step through the page's plain forms (no
 // JavaScript), ends as the article says, and the panel says so. The panel
 // is "met" only at the end: no lesson's outcome shows before its last step.
-// The storm lesson plays apart (TestStormLessonsApart).
+// The storm lesson plays apart (TestStormLessonsApart). A Russian reader
+// of each lab meets no English on the way (russianReader).
 func TestGuidedLessonsThroughForms(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, withParts())
@@ -79,8 +80,11 @@ func guidedLessonStormThroughForms(t *testing.T) {
 // checks its end.
 func guidedLesson(t *testing.T, s *testServer, ls lesson.Lesson) {
 	p, _ := openPage(t, s, "")
+	ru := russianReader(t, p, ls.N)
+	ru("before the lesson")
 	form := func(action string, kv ...string) { t.Helper(); p.submit(p.path+action, kv...) }
 	form("/lesson", "lesson", strconv.Itoa(ls.N))
+	ru("chosen")
 	if got := readLesson(t, p.get()); got.n != ls.N || got.ready || got.state != "idle" {
 		t.Fatalf("after choosing: %+v, want lesson %d, not set up, idle", got, ls.N)
 	}
@@ -94,6 +98,7 @@ func guidedLesson(t *testing.T, s *testServer, ls lesson.Lesson) {
 	}) {
 		t.Errorf("the event log after Set up says %q; want it to name the lesson", log)
 	}
+	ru("set up")
 	api := "/api/v1/labs/" + path.Base(p.path)
 	settings := s.must(http.StatusOK, "GET", api+"/settings", "").JSON(t)
 	if settings["protection"] != string(ls.Settings.Protection) || settings["key_strategy"] != string(ls.Settings.KeyStrategy) {
@@ -105,6 +110,7 @@ func guidedLesson(t *testing.T, s *testServer, ls lesson.Lesson) {
 			t.Fatalf("before step %d: %+v, want ready, next %d of %d, pending", i, got, i, len(ls.Steps))
 		}
 		form("/lesson/step", "at", strconv.Itoa(i))
+		ru(fmt.Sprintf("after step %d", i+1))
 	}
 	doc := p.get()
 	// What goes through the broker ends a moment after the last step.
@@ -115,6 +121,7 @@ func guidedLesson(t *testing.T, s *testServer, ls lesson.Lesson) {
 	if got := readLesson(t, doc); got.next != len(ls.Steps) || got.state != "met" {
 		t.Errorf("after the last step: %+v; want met\noutcome: %s", got, text(doc, "lesson-outcome"))
 	}
+	ru("at the end")
 	if !stormy(ls) { // a storm lesson's ledger is its storms'
 		if l := s.ledger(api); l.Count != ls.Expect.Charges || l.Total != ls.Expect.Total {
 			t.Errorf("ledger: %d charges, %d ₽; the article: %d, %d", l.Count, l.Total, ls.Expect.Charges, ls.Expect.Total)
