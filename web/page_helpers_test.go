@@ -21,10 +21,15 @@ type page struct {
 
 func openPage(t *testing.T, s *testServer, settings string) (*page, *goquery.Document) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	p := &page{t: t, s: s, path: "/labs/" + strings.TrimPrefix(s.newLab(settings), "/api/v1/labs/"),
-		client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	p := &page{t: t, s: s, path: "/labs/" + strings.TrimPrefix(s.newLab(settings), "/api/v1/labs/"), client: pageClient()}
 	return p, p.get()
+}
+
+// pageClient is a browser without JavaScript: cookies of its own, and
+// redirects seen, not followed.
+func pageClient() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func (p *page) get() *goquery.Document {

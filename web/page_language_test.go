@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"path"
 	"regexp"
@@ -22,8 +21,7 @@ import (
 // words, settings' values, ids, keys and the HTTP header names the article
 // uses.
 func russianReader(t *testing.T, p *page, n int) func(state string) {
-	jar, _ := cookiejar.New(nil)
-	ru := &page{t: t, s: p.s, path: p.path + "?lang=ru", client: &http.Client{Jar: jar}}
+	ru := &page{t: t, s: p.s, path: p.path + "?lang=ru", client: pageClient()}
 	lab := path.Base(p.path)
 	return func(state string) {
 		t.Helper()
