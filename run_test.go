@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"idemlab/sim/waittest"
 )
 
 func TestMain(m *testing.M) {
+	waittest.NoExitWait()
 	goleak.VerifyTestMain(m)
 }
 

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	waittest.NoExitWait()
 	waittest.Parallel(8)
 	goleak.VerifyTestMain(m)
 }

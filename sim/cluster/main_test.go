@@ -8,6 +8,7 @@ import (
 
 // TestMain runs the package's tests eight at a time: most of them wait.
 func TestMain(m *testing.M) {
+	waittest.NoExitWait()
 	waittest.Parallel(8)
 	m.Run()
 }

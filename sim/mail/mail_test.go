@@ -13,10 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 
+	"idemlab/sim/waittest"
+
 	"idemlab/sim/mail"
 )
 
 func TestMain(m *testing.M) {
+	waittest.NoExitWait()
 	goleak.VerifyTestMain(m)
 }
 

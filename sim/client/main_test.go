@@ -1,0 +1,12 @@
+package client_test
+
+import (
+	"testing"
+
+	"idemlab/sim/waittest"
+)
+
+func TestMain(m *testing.M) {
+	waittest.NoExitWait()
+	m.Run()
+}

@@ -1,0 +1,12 @@
+package outage
+
+import (
+	"testing"
+
+	"idemlab/sim/waittest"
+)
+
+func TestMain(m *testing.M) {
+	waittest.NoExitWait()
+	m.Run()
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package waittest
+
+const raceEnabled = true
