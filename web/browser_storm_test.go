@@ -24,7 +24,8 @@ var stormWords = map[string]map[string]string{
 // chart grows while the storm runs (each redraw comes over the live
 // stream), the outage is shaded, the numbers are in a table; then the
 // jitter switched to full and a second storm: both on one time axis,
-// captioned with their jitter. Shot at 1920×1080 and 1280×720, axed.
+// captioned with their jitter. Shot at 1920×1080 and 1280×720, axed; on a
+// phone, the page must not scroll sideways.
 func TestBrowserStormDrawnLive(t *testing.T) {
 	t.Parallel()
 	src := axeSource(t)
@@ -79,6 +80,15 @@ func TestBrowserStormDrawnLive(t *testing.T) {
 				l.shoot(dir, fmt.Sprintf("storm-two-%s-%dx%d.png", lang, size[0], size[1]))
 			}
 			l.axe(src, "two storms drawn ("+lang+")")
+			l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
+			l.shoot(dir, "storm-two-"+lang+"-phone-375x812.png")
+			if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
+				t.Errorf("%s: at 375 px wide the page with two storms drawn scrolls sideways: %d px wide", lang, w)
+			}
+			// a panel clips what overflows it: each control must be in the window
+			if cut := eval[[]string](l, `[...document.querySelectorAll("#storm a, #storm button")].filter(e => e.checkVisibility() && e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.textContent.trim())`); len(cut) > 0 {
+				t.Errorf("%s: at 375 px wide the storm panel's controls %q reach past the window's edge", lang, cut)
+			}
 			l.wideStorms(src, dir, lang)
 		})
 	}
