@@ -17,8 +17,12 @@ import (
 	"idemlab/sim/waittest"
 )
 
+// TestMain runs the package's tests four at a time, whatever the machine's
+// cores: most of them wait on processes of their own (a restart, a lease
+// running out, a kill).
 func TestMain(m *testing.M) {
 	waittest.NoExitWait()
+	waittest.Parallel(4)
 	goleak.VerifyTestMain(m)
 }
 

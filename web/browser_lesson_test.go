@@ -153,6 +153,9 @@ func (l *labTab) lastLessonViews(dir, lang string) {
 	if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
 		l.t.Errorf("at 375 px wide the page with a lesson open scrolls sideways: %d px wide", w)
 	}
+	if cut := l.pastTheEdge("body"); len(cut) > 0 {
+		l.t.Errorf("at 375 px wide, %s, the page's controls %q reach past the window's edge", lang, cut)
+	}
 }
 
 // hasDouble reports whether the lesson ends with an order charged twice.

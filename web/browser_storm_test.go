@@ -86,7 +86,7 @@ func TestBrowserStormDrawnLive(t *testing.T) {
 				t.Errorf("%s: at 375 px wide the page with two storms drawn scrolls sideways: %d px wide", lang, w)
 			}
 			// a panel clips what overflows it: each control must be in the window
-			if cut := eval[[]string](l, `[...document.querySelectorAll("#storm a, #storm button")].filter(e => e.checkVisibility() && e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.textContent.trim())`); len(cut) > 0 {
+			if cut := l.pastTheEdge("#storm"); len(cut) > 0 {
 				t.Errorf("%s: at 375 px wide the storm panel's controls %q reach past the window's edge", lang, cut)
 			}
 			l.wideStorms(src, dir, lang)
@@ -138,4 +138,12 @@ func (l *labTab) wideStorms(src, dir, lang string) {
 		"the third storm drawn to its end, beside the second")
 	l.do(chromedp.EmulateViewport(1280, 720))
 	l.shoot(dir, "storms-page-"+lang+"-1280x720.png")
+}
+
+// pastTheEdge names the controls within scope (a selector) that a box
+// clipping what overflows it has cut at the window's right edge.
+func (l *labTab) pastTheEdge(scope string) []string {
+	l.t.Helper()
+	return eval[[]string](l, fmt.Sprintf(`[...document.querySelectorAll(%q)].filter(e => e.checkVisibility() && e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.textContent.trim() || e.getAttribute("aria-label") || e.name || e.id)`,
+		scope+" :is(a, button, input, select, textarea, summary)"))
 }

@@ -40,9 +40,10 @@ type stormRun struct {
 }
 
 // seeded runs, for each seed 1…seeds, a storm of each variant, in a new
-// lab of those settings, the variants of together seeds at a time (more
-// at once starve the suite's browsers on two cores, and blur the spikes);
-// what each run gives, by variant, in seed order.
+// lab of those settings, the storms of together seeds at a time (more at
+// once starve the suite's browsers on two cores, and blur the spikes), the
+// next starting as soon as one ends; what each run gives, by variant, in
+// seed order.
 func seeded(t *testing.T, s *testServer, together int, variants []string, settings func(variant string) string, body func(variant string) string) map[string][]stormRun {
 	t.Helper()
 	runs := map[string][]stormRun{}
@@ -50,15 +51,18 @@ func seeded(t *testing.T, s *testServer, together int, variants []string, settin
 		runs[v] = make([]stormRun, seeds)
 	}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, together*len(variants))
 	for seed := 1; seed <= seeds; seed++ {
 		for _, variant := range variants {
+			slots <- struct{}{}
 			prefix := s.newLab(fmt.Sprintf(`{"seed":%d,%s}`, seed, settings(variant)))
-			wg.Go(func() { runs[variant][seed-1] = stormRun{prefix, runStorm(t, s, prefix, body(variant))} })
-		}
-		if seed%together == 0 || seed == seeds {
-			wg.Wait()
+			wg.Go(func() {
+				defer func() { <-slots }()
+				runs[variant][seed-1] = stormRun{prefix, runStorm(t, s, prefix, body(variant))}
+			})
 		}
 	}
+	wg.Wait()
 	return runs
 }
 
