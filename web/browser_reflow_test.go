@@ -1,0 +1,55 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// At 320 CSS pixels wide (the narrowest phones, and a laptop's page at 400%
+// zoom: WCAG 1.4.10, Reflow), in both languages, the lab's page with a
+// class's question open and a payment, each of its dock's panels, a
+// phone's page of the class, the comparison page and the storms page never
+// scroll sideways, and no control is cut at the window's edge by a box
+// that clips what overflows it.
+func TestBrowserReflowsAt320(t *testing.T) {
+	t.Parallel()
+	l := openLab(t, `{"network":"ok","notify":"queue"}`, withParts())
+	teacher, code := l.s.classOn(l.prefix)
+	l.s.lessonAt(l.prefix, 1, "", 0)
+	l.s.must(http.StatusOK, "POST", l.prefix+"/class/questions", "", "Cookie", teacher)
+	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-42","amount":1500}`)
+	l.do(chromedp.EmulateViewport(320, 640, chromedp.EmulateMobile))
+	dir := screenshotDir(t)
+	look := func(lang, name string) {
+		t.Helper()
+		at := lang + ", " + name
+		l.shoot(dir, "reflow-320-"+lang+"-"+name+".png")
+		if w := eval[int](l, `document.documentElement.scrollWidth`); w > 320 {
+			t.Errorf("%s: at 320 px wide the page scrolls sideways: %d px wide", at, w)
+		}
+		if cut := l.pastTheEdge("body"); len(cut) > 0 {
+			t.Errorf("%s: at 320 px wide the controls %q reach past the window's edge", at, cut)
+		}
+	}
+	for _, lang := range []string{"en", "ru"} {
+		l.navigate(l.url + "?lang=" + lang)
+		look(lang, "lab")
+		tabs := eval[[]string](l, `[...document.querySelectorAll('[role=tab]')].map(t => t.dataset.testid)`)
+		if len(tabs) < 7 {
+			t.Errorf("%s: the dock's tabs %q, want the panels of a lab with a broker and a mailbox", lang, tabs)
+		}
+		for _, tab := range tabs {
+			l.do(chromedp.Click(tid(tab)))
+			l.waitJS(fmt.Sprintf(`%s.getAttribute("aria-selected") === "true"`, jsTid(tab)), lang+": "+tab)
+			look(lang, tab)
+		}
+		for name, page := range map[string]string{"join": "/join/" + code, "compare": "/compare", "storms": l.url[len(l.s.URL):] + "/storms"} {
+			l.do(chromedp.Navigate(l.s.URL + page + "?lang=" + lang))
+			l.waitJS(`document.readyState === "complete"`, lang+": "+page)
+			look(lang, name)
+		}
+	}
+}
