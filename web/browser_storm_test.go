@@ -129,6 +129,10 @@ func (l *labTab) wideStorms(src, dir, lang string) {
 		l.t.Errorf("%s: the storms page's charts start at %v; want side by side", lang, tops)
 	}
 	l.shoot(dir, "storms-page-"+lang+"-1920x1080.png")
+	// one main landmark, the frame's: axe calls a second one moderate, and lets it pass
+	if n := eval[int](l, `document.querySelectorAll("main, [role=main]").length`); n != 1 {
+		l.t.Errorf("%s: the storms page has %d main landmarks, want 1", lang, n)
+	}
 	l.axe(src, "the storms page ("+lang+")")
 	second := eval[string](l, `document.querySelectorAll('[data-testid="storm-run"]')[1].dataset.storm`)
 	l.s.must(http.StatusCreated, "POST", l.prefix+"/storms", `{"clients":50,"duration_s":3}`)
