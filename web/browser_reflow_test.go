@@ -11,9 +11,10 @@ import (
 // At 320 CSS pixels wide (the narrowest phones, and a laptop's page at 400%
 // zoom: WCAG 1.4.10, Reflow), in both languages, the lab's page with a
 // class's question open and a payment, each of its dock's panels, a
-// phone's page of the class, the comparison page and the storms page never
-// scroll sideways, and no control is cut at the window's edge by a box
-// that clips what overflows it.
+// phone's page of the class, the comparison page, the storms page and an
+// error page never scroll sideways, and no control is cut at the window's
+// edge by a box that clips what overflows it; axe finds nothing wrong with
+// the comparison and error pages, which no other browser test gives it.
 func TestBrowserReflowsAt320(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, `{"network":"ok","notify":"queue"}`, withParts())
@@ -22,7 +23,7 @@ func TestBrowserReflowsAt320(t *testing.T) {
 	l.s.must(http.StatusOK, "POST", l.prefix+"/class/questions", "", "Cookie", teacher)
 	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-42","amount":1500}`)
 	l.do(chromedp.EmulateViewport(320, 640, chromedp.EmulateMobile))
-	dir := screenshotDir(t)
+	dir, src := screenshotDir(t), axeSource(t)
 	look := func(lang, name string) {
 		t.Helper()
 		at := lang + ", " + name
@@ -46,10 +47,13 @@ func TestBrowserReflowsAt320(t *testing.T) {
 			l.waitJS(fmt.Sprintf(`%s.getAttribute("aria-selected") === "true"`, jsTid(tab)), lang+": "+tab)
 			look(lang, tab)
 		}
-		for name, page := range map[string]string{"join": "/join/" + code, "compare": "/compare", "storms": l.url[len(l.s.URL):] + "/storms"} {
+		for name, page := range map[string]string{"join": "/join/" + code, "compare": "/compare", "storms": l.url[len(l.s.URL):] + "/storms", "error": "/no-such-page"} {
 			l.do(chromedp.Navigate(l.s.URL + page + "?lang=" + lang))
 			l.waitJS(`document.readyState === "complete"`, lang+": "+page)
 			look(lang, name)
+			if name == "compare" || name == "error" { // the pages no other browser test gives axe
+				l.axe(src, lang+", the "+name+" page at 320 px")
+			}
 		}
 	}
 }
