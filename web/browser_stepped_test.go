@@ -145,6 +145,15 @@ func TestBrowserSteppedLessonPlay(t *testing.T) {
 		!strings.Contains(b[1], "1") || i < 0 || race.Log[i].Point != sim.PointSelect || race.Log[i].RowsFound() != 1 {
 		t.Errorf("lesson 14's last race: order %s, B's SELECT %q, log %+v; want order-44, B's SELECT first finding 1 payment", race.OrderID, b, race.Log)
 	}
+	// its end on one screen at a projector's sizes: the race's end and the diagram it heads
+	for _, size := range [][2]int64{{1920, 1080}, {1440, 900}, {1280, 720}} {
+		l.do(chromedp.EmulateViewport(size[0], size[1]))
+		eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
+		if off := eval[[]string](l, `[...document.querySelectorAll('[data-testid=stepped-over], [data-testid=racer-state], [data-testid=double-charge-alert], #sequence-diagram .diagram-caption, #sequence-diagram .diagram-heads')].filter(e => {
+			const r = e.getBoundingClientRect(); return !e.checkVisibility() || r.top < 0 || r.bottom > innerHeight + 0.5; }).map(e => e.dataset.testid || e.className.baseVal || e.className)`); len(off) > 0 {
+			t.Errorf("lesson 14's end at %d×%d: %q not whole in the window", size[0], size[1], off)
+		}
+	}
 }
 
 // The article's order in one click, on a lab set to check-then-insert
