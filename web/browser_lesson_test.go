@@ -150,12 +150,7 @@ func (l *labTab) lastLessonViews(dir, lang string) {
 	l.colorScheme("")
 	l.do(chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
 	l.shoot(dir, fmt.Sprintf("lesson-last-%s-phone-375x812.png", lang))
-	if w := eval[int](l, `document.documentElement.scrollWidth`); w > 375 {
-		l.t.Errorf("at 375 px wide the page with a lesson open scrolls sideways: %d px wide", w)
-	}
-	if cut := l.pastTheEdge("body"); len(cut) > 0 {
-		l.t.Errorf("at 375 px wide, %s, the page's controls %q reach past the window's edge", lang, cut)
-	}
+	l.fitsWidth(lang+", a lesson open", 375, "body")
 }
 
 // hasDouble reports whether the lesson ends with an order charged twice.

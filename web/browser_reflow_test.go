@@ -26,14 +26,8 @@ func TestBrowserReflowsAt320(t *testing.T) {
 	dir, src := screenshotDir(t), axeSource(t)
 	look := func(lang, name string) {
 		t.Helper()
-		at := lang + ", " + name
 		l.shoot(dir, "reflow-320-"+lang+"-"+name+".png")
-		if w := eval[int](l, `document.documentElement.scrollWidth`); w > 320 {
-			t.Errorf("%s: at 320 px wide the page scrolls sideways: %d px wide", at, w)
-		}
-		if cut := l.pastTheEdge("body"); len(cut) > 0 {
-			t.Errorf("%s: at 320 px wide the controls %q reach past the window's edge", at, cut)
-		}
+		l.fitsWidth(lang+", "+name, 320, "body")
 	}
 	for _, lang := range []string{"en", "ru"} {
 		l.navigate(l.url + "?lang=" + lang)
@@ -56,4 +50,25 @@ func TestBrowserReflowsAt320(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fitsWidth fails the test when the page, width px wide, scrolls sideways,
+// or a control within scope (a selector) is cut at the window's edge: a
+// box that clips what overflows it hides the cut from the page's width.
+func (l *labTab) fitsWidth(at string, width int, scope string) {
+	l.t.Helper()
+	if w := eval[int](l, `document.documentElement.scrollWidth`); w > width {
+		l.t.Errorf("%s: at %d px wide the page scrolls sideways: %d px wide", at, width, w)
+	}
+	if cut := l.pastTheEdge(scope); len(cut) > 0 {
+		l.t.Errorf("%s: at %d px wide the controls %q reach past the window's edge", at, width, cut)
+	}
+}
+
+// pastTheEdge names the controls within scope (a selector) that a box
+// clipping what overflows it has cut at the window's right edge.
+func (l *labTab) pastTheEdge(scope string) []string {
+	l.t.Helper()
+	return eval[[]string](l, fmt.Sprintf(`[...document.querySelectorAll(%q)].filter(e => e.checkVisibility() && e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.textContent.trim() || e.getAttribute("aria-label") || e.name || e.id)`,
+		scope+" :is(a, button, input, select, textarea, summary)"))
 }

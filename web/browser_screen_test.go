@@ -85,8 +85,14 @@ func (l *labTab) offScreen(more ...onScreen) []string {
 // offScreenNow is offScreen's look, once.
 func (l *labTab) offScreenNow(more ...onScreen) []string {
 	l.t.Helper()
+	return l.offScreenAmong(slices.Concat(oneScreen, more))
+}
+
+// offScreenAmong is offScreenNow's look at the elements of list alone.
+func (l *labTab) offScreenAmong(list []onScreen) []string {
+	l.t.Helper()
 	var sels, whats []string
-	for _, e := range slices.Concat(oneScreen, more) {
+	for _, e := range list {
 		sels = append(sels, e.sel)
 		whats = append(whats, e.what)
 	}

@@ -146,12 +146,14 @@ func TestBrowserSteppedLessonPlay(t *testing.T) {
 		t.Errorf("lesson 14's last race: order %s, B's SELECT %q, log %+v; want order-44, B's SELECT first finding 1 payment", race.OrderID, b, race.Log)
 	}
 	// its end on one screen at a projector's sizes: the race's end and the diagram it heads
+	end := []onScreen{{`[data-testid="stepped-over"]`, "the race's end"},
+		{`[data-racer="A"] [data-testid="racer-state"]`, "A's answer"}, {`[data-racer="B"] [data-testid="racer-state"]`, "B's answer"},
+		{`[data-testid="double-charge-alert"]`, "the double-charge alert"},
+		{`#sequence-diagram .diagram-caption`, "the diagram's caption"}, {`#sequence-diagram .diagram-heads`, "the diagram's lane heads"}}
 	for _, size := range [][2]int64{{1920, 1080}, {1440, 900}, {1280, 720}} {
 		l.do(chromedp.EmulateViewport(size[0], size[1]))
-		eval[bool](l, `new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`)
-		if off := eval[[]string](l, `[...document.querySelectorAll('[data-testid=stepped-over], [data-testid=racer-state], [data-testid=double-charge-alert], #sequence-diagram .diagram-caption, #sequence-diagram .diagram-heads')].filter(e => {
-			const r = e.getBoundingClientRect(); return !e.checkVisibility() || r.top < 0 || r.bottom > innerHeight + 0.5; }).map(e => e.dataset.testid || e.className.baseVal || e.className)`); len(off) > 0 {
-			t.Errorf("lesson 14's end at %d×%d: %q not whole in the window", size[0], size[1], off)
+		for _, miss := range l.offScreenAmong(end) {
+			t.Errorf("lesson 14's end at %d×%d: %s", size[0], size[1], miss)
 		}
 	}
 }
