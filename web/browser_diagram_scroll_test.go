@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -26,12 +27,25 @@ func TestBrowserDiagramScrollsToTheNewest(t *testing.T) {
 		l.do(chromedp.Click(tid("lesson-step")))
 		l.waitJS(fmt.Sprintf(`document.querySelector("#lesson-state").dataset.next === "%d" && !document.querySelector("form.htmx-request")`, n+1), fmt.Sprintf("step %d", n+1))
 	}
-	// the page's drawing has caught up with the lab (the steps' answers
-	// came before the stream's last drawing): its mark is a fresh page's
-	fig := getPage(t, l.s.client, l.url, "").Find("#sequence-diagram")
-	op, h := fig.AttrOr("data-op", "?"), fig.AttrOr("data-h", "?")
-	l.waitJS(fmt.Sprintf(`document.querySelector("#sequence-diagram")?.dataset.op === %q && document.querySelector("#sequence-diagram").dataset.h === %q`, op, h),
-		"the drawing of the last step")
+	// the page's drawing catches up with the lab's: the mark of a page
+	// fetched now (the steps' answers came before the stream's last
+	// drawing, and what the server records of an attempt may come after
+	// its answer, so a page fetched once may be the one behind)
+	caughtUp := func() (bool, string) {
+		fig := getPage(t, l.s.client, l.url, "").Find("#sequence-diagram")
+		op, h := fig.AttrOr("data-op", "?"), fig.AttrOr("data-h", "?")
+		return l.poll(fmt.Sprintf(`document.querySelector("#sequence-diagram")?.dataset.op === %q && document.querySelector("#sequence-diagram").dataset.h === %q`, op, h),
+			250*time.Millisecond), "op=" + op + " h=" + h
+	}
+	for tries := 0; ; tries++ {
+		ok, want := caughtUp()
+		if ok {
+			break
+		}
+		if tries == 40 {
+			t.Fatalf("the page's drawing never caught up with the lab's (%s)\n%s", want, l.state())
+		}
+	}
 	const box = `document.querySelector("#sequence-diagram .diagram-draw")`
 	// the newest attempt's heading lies inside the box, under the lane heads
 	newestInView := fmt.Sprintf(`(() => {

@@ -189,6 +189,7 @@ func (l *labTab) state() string {
 			"\n  total-count=" + t("total-count") + " total-amount=" + t("total-amount") +
 			" payment-rows=" + document.querySelectorAll('[data-testid="payment-row"]').length +
 			" attempts=" + document.querySelectorAll('[data-testid="attempt"]').length +
+			" diagram op=" + document.querySelector("#sequence-diagram")?.dataset.op + " h=" + document.querySelector("#sequence-diagram")?.dataset.h +
 			"\n  notice: " + (document.querySelector("#notice")?.textContent ?? "(absent)").trim().replace(/\s+/g, " ") +
 			"\n  event-log: " + t("event-log").slice(0, 400);
 	})()`))
