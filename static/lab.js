@@ -127,8 +127,9 @@
     last = now;
     // A class runs: Play stops at each step that has a question. It asks
     // it and pauses; the teacher runs the step, then presses Play again.
-    var cls = document.getElementById("class-state");
-    if (s.ready && !restart && cls && cls.dataset.class === "yes") {
+    // In a browser that does not steer the class, Play plays as without one.
+    var cls = document.getElementById("class-state"), steers = document.getElementById("class-steers");
+    if (s.ready && !restart && cls && cls.dataset.class === "yes" && steers && steers.dataset.steers === "yes") {
       var ask = document.querySelector('[data-testid="class-ask"]');
       if (cls.dataset.question === "yes") { setPlaying(false); return; }
       if (cls.dataset.canAsk === "yes" && ask && !ask.disabled) { setPlaying(false); ask.click(); return; }

@@ -28,8 +28,10 @@
   // The lab's regions come from two ways, the stream and a form's own
   // answer, and the later to arrive may have been read first: regions read
   // before the ones the page shows are not swapped in (what the answer says
-  // of the form itself, its notices, still is).
+  // of the form itself, its notices, and of this browser, whether it steers
+  // the class, still is).
   var notice = /(^|-)notice$/; // a notice's id: the page writes notices itself
+  function own(id) { return notice.test(id) || id === "class-steers"; }
   // A region swapped by anything but the stream is no longer the stream's
   // copy (took, below): the stream's next drawing of it is swapped in.
   document.addEventListener("htmx:before:swap", function (e) {
@@ -42,7 +44,7 @@
     if (!read || +read.dataset.read >= +shown.dataset.read) return;
     for (var i = tasks.length - 1; i >= 0; i--) {
       var t = tasks[i];
-      if (t.type === "partial" && !(t.target && notice.test(t.target.id))) forget(tasks.splice(i, 1)[0]);
+      if (t.type === "partial" && !(t.target && own(t.target.id))) forget(tasks.splice(i, 1)[0]);
     }
   });
   // A live update carries every region of the lab. A region whose HTML is

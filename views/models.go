@@ -30,6 +30,10 @@ type LabPage struct {
 	// ReadAt is when the reads of this page began, in µs of the house's
 	// clock: a page never swaps in regions older than those it shows.
 	ReadAt int64
+	// Steers says that the browser this page is for started the class that
+	// runs: its page shows the class's controls. A live update, the same
+	// for every browser, never carries it (SteersMark).
+	Steers bool
 }
 
 // KeysView is where the lab's idempotency keys live and how long each has

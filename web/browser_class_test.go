@@ -90,19 +90,40 @@ func (l *labTab) phone(code, lang string) *labTab {
 }
 
 // While a class runs, Play stops at a step with a question: it asks it and
-// pauses; Run the step takes the step, and Play goes on to the next.
+// pauses; Run the step takes the step, and Play goes on to the next. Only
+// the teacher's browser shows the class's controls: another browser on the
+// lab, open before the class began, sees the class and who steers it.
 func TestBrowserClassPlayPauses(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, "")
 	l.s.lessonAt(l.prefix, 2, "", 0)
+	other := &labTab{t: t, s: l.s, url: l.url}
+	other.tab, other.ctx = newTab(t, browser(t), chromedp.WithNewBrowserContext())
+	other.navigate(l.url)
 	l.do(chromedp.Click(tid("share")), chromedp.Click(tid("class-start")))
 	l.waitJS(jsTid("class-ask")+` !== null`, "the class to start")
+	shown := func(id string) string { return `(` + jsTid(id) + `?.getClientRects().length ?? 0) > 0` }
+	// the teacher's page learns that it steers from its form's answer,
+	// which may come after the live update that drew the class
+	l.waitJS(shown("class-ask")+` && `+shown("class-end")+` && !`+shown("class-viewer"), "the class's controls in the teacher's browser")
+	other.waitJS(jsTid("class-code")+` !== null`, "the class in another browser")
+	for id, want := range map[string]bool{"class-viewer": true, "class-code": true, "class-ask": false, "class-end": false} {
+		if got := eval[bool](other, shown(id)); got != want {
+			t.Errorf("another browser: %s shown %v, want %v", id, got, want)
+		}
+	}
 	l.do(chromedp.Click(tid("lesson-play")))
 	l.waitJS(jsTid("class-question")+`?.dataset.state === "open"`, "Play to ask step 1's question")
 	l.waitJS(`!`+jsTid("lesson-play")+`.disabled`, "Play to pause")
 	if next := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); next != "0" {
 		t.Errorf("Play took step %s before the vote", next)
 	}
+	other.waitJS(jsTid("class-question")+`?.dataset.state === "open"`, "the question in another browser")
+	if eval[bool](other, shown("class-run")) {
+		t.Error("another browser: class-run is shown")
+	}
+	other.shoot(screenshotDir(t), "class-another-browser.png")
+	l.shoot(screenshotDir(t), "class-teachers-browser.png")
 	l.do(chromedp.Click(tid("class-run")))
 	l.waitJS(jsTid("class-question")+`?.dataset.state === "revealed"`, "the reveal")
 	l.do(chromedp.Click(tid("lesson-play")))

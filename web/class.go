@@ -21,8 +21,12 @@ import (
 // class is the one that steers it.
 const teacherCookie = "idemlab_teacher"
 
-// teacherOf is the request's teacher's token, "" when it has none.
+// teacherOf is the request's teacher's token, "" when it has none: its
+// cookie's, or the one this request's answer sets (teacherMint).
 func teacherOf(c echo.Context) string {
+	if t, ok := c.Get(teacherCookie).(string); ok {
+		return t
+	}
 	if ck, err := c.Cookie(teacherCookie); err == nil && tokenLike(ck.Value) {
 		return ck.Value
 	}
@@ -39,7 +43,22 @@ func teacherMint(c echo.Context) string {
 	}
 	c.SetCookie(&http.Cookie{Name: teacherCookie, Value: t, Path: "/", MaxAge: int(class.Lasts.Seconds()) + 3600,
 		HttpOnly: true, Secure: c.IsTLS(), SameSite: http.SameSiteStrictMode})
+	c.Set(teacherCookie, t)
 	return t
+}
+
+// steersClass reports whether the request's browser steers the lab's
+// class (class.Class.SteeredBy); false when the lab has none.
+func steersClass(c echo.Context, h *house.House, l *labs.Lab) (bool, error) {
+	token := teacherOf(c)
+	if token == "" {
+		return false, nil
+	}
+	cl, err := h.Classes.Get(c.Request().Context(), l)
+	if sim.ErrorCode(err) == sim.ENotFound {
+		return false, nil
+	}
+	return cl.SteeredBy(token), err
 }
 
 // tokenLike reports whether a cookie's value can be a token or a voter's

@@ -35,6 +35,13 @@ func answer(c echo.Context, h *house.House, hub *Hub, l *labs.Lab) error {
 			return err
 		}
 	}
+	steers, err := steersClass(c, h, l)
+	if err != nil {
+		return err
+	}
+	if err := views.SteersPartial(steers).Render(ctx, &buf); err != nil {
+		return err
+	}
 	c.Response().After(func() { hub.refresh(l.ID) })
 	return c.HTMLBlob(http.StatusOK, buf.Bytes())
 }

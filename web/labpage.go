@@ -187,6 +187,9 @@ func handlePage(h *house.House, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		p.Large = largeType(c)
+		if p.Steers, err = steersClass(c, h, l); err != nil {
+			return err
+		}
 		if !p.IsDemo {
 			p.ShareURL = c.Scheme() + "://" + c.Request().Host + labBase(l.ID)
 		}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -85,6 +86,14 @@ type Class struct {
 	Ended    bool      // closed by the teacher, or past its time
 	Asked    int       // questions asked so far
 	Question *Question // the latest, nil before the first
+	teacher  string    // the hash of its teacher's token
+}
+
+// SteeredBy reports whether the browser holding the token started the
+// class, and the class still runs: that browser's page shows the class's
+// controls, any other's says who steers it.
+func (c Class) SteeredBy(token string) bool {
+	return !c.Ended && token != "" && subtle.ConstantTimeCompare([]byte(c.teacher), []byte(hash(token))) == 1
 }
 
 // Token is a new teacher's token: the secret of the browser that starts
@@ -206,8 +215,8 @@ func (cs *Classes) steers(tx *store.Tx, lab, teacher string, now int64) error {
 func (cs *Classes) Get(ctx context.Context, l *labs.Lab) (Class, error) {
 	c := Class{Lab: l.ID}
 	var started, ends int64
-	err := cs.store.QueryRow(ctx, `SELECT code, origin, started_at, ends_at, asked FROM classes WHERE lab_id = ?`, l.ID).
-		Scan(&c.Code, &c.Origin, &started, &ends, &c.Asked)
+	err := cs.store.QueryRow(ctx, `SELECT code, origin, started_at, ends_at, asked, teacher FROM classes WHERE lab_id = ?`, l.ID).
+		Scan(&c.Code, &c.Origin, &started, &ends, &c.Asked, &c.teacher)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, sim.Errorf(sim.ENotFound, "no-class")
 	}
