@@ -32,30 +32,45 @@
   // the class, still is).
   var notice = /(^|-)notice$/; // a notice's id: the page writes notices itself
   function own(id) { return notice.test(id) || id === "class-steers"; }
-  // A region swapped by anything but the stream is no longer the stream's
-  // copy (took, below): the stream's next drawing of it is swapped in.
+  // A form's answer swaps the regions it carries: what the page shows of
+  // each is then the answer's copy (took, below), so the stream's next
+  // drawing of a region is swapped in only where it differs from it, and
+  // the browser that acted does not lay the whole lab out twice.
   document.addEventListener("htmx:before:swap", function (e) {
     var tasks = e.detail && e.detail.tasks, shown = document.getElementById("lab-read");
     if (!tasks) return;
-    if (!fromStream(e)) tasks.forEach(forget);
-    if (!shown) return;
-    var mark = tasks.find(function (t) { return t.type === "partial" && t.target === shown; });
+    var answer = !fromStream(e);
+    var mark = shown && tasks.find(function (t) { return t.type === "partial" && t.target === shown; });
     var read = mark && mark.fragment.firstElementChild;
-    if (!read || +read.dataset.read >= +shown.dataset.read) return;
-    for (var i = tasks.length - 1; i >= 0; i--) {
-      var t = tasks[i];
-      if (t.type === "partial" && !(t.target && own(t.target.id))) forget(tasks.splice(i, 1)[0]);
+    if (read && +read.dataset.read < +shown.dataset.read) {
+      for (var i = tasks.length - 1; i >= 0; i--) {
+        var t = tasks[i];
+        if (t.type !== "partial" || (t.target && own(t.target.id))) continue;
+        t = tasks.splice(i, 1)[0];
+        if (!answer) forget(t); // the stream's copy, noted as it came, was not swapped in
+      }
     }
+    if (answer) keep(tasks, e.detail.ctx && e.detail.ctx.text);
   });
+  // keep notes the regions an answer swaps in as the page's copies.
+  function keep(tasks, text) {
+    var sent = new Map();
+    if (typeof text === "string") text.replace(partial, function (html, id) { sent.set(id, html); return ""; });
+    tasks.forEach(function (t) {
+      var id = t.type === "partial" && t.target && t.target.id, html = id && sent.get(id);
+      if (html && !always(id, html)) took.set(id, html);
+      else if (id) took.delete(id);
+    });
+  }
   // A live update carries every region of the lab. A region whose HTML is
-  // the one the stream last swapped in is left as it stands: the browser
-  // does not parse and lay out again what did not change (a class's
-  // phones, the laptop at a projector). What tells the region apart from
-  // the stream's copy makes it whole again the next time: an answer to a
-  // form swapped into it, a message refused as older, a new connection.
+  // the one last swapped in, by the stream or a form's answer, is left as
+  // it stands: the browser does not parse and lay out again what did not
+  // change (a class's phones, the laptop at a projector). What tells the
+  // region apart from that copy makes it whole again the next time: a
+  // message refused as older, a new connection.
   // Notices, which the page writes itself, and the keys' countdowns, which
   // start again from each drawing, are always swapped.
-  var took = new Map(); // a region's id → the partial the stream last swapped there
+  var took = new Map(); // a region's id → the partial last swapped there
   var partial = /<hx-partial hx-target="#([^"]+)"[^>]*>[\s\S]*?<\/hx-partial>/g;
   function always(id, html) { return notice.test(id) || html.indexOf("data-ttl-ms") >= 0; }
   document.addEventListener("htmx:sse:before:message", function (e) {

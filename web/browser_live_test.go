@@ -149,9 +149,9 @@ func TestBrowserSharedScenario(t *testing.T) {
 
 // A live update swaps the regions that changed and leaves the others as
 // they stand: the nodes of a region the update did not change are the
-// same nodes after it. Whatever mix of updates, form answers and settings
-// the page lived through, its regions end as a page loaded afresh draws
-// them.
+// same nodes after it, after a form's answer too. Whatever mix of updates,
+// form answers and settings the page lived through, its regions end as a
+// page loaded afresh draws them.
 func TestBrowserLiveUpdateSwapsWhatChanged(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, "")
@@ -174,13 +174,31 @@ func TestBrowserLiveUpdateSwapsWhatChanged(t *testing.T) {
 			t.Errorf("#%s was not swapped by an update that changed it", id)
 		}
 	}
-	// a form's answer, a change of settings, another update
+	for _, id := range unchanged { // the mark is this test's, not the page's
+		eval[bool](l, `(delete `+byID(id)+`.dataset.before, true)`)
+	}
+	// a form's answer draws every region; the stream's updates after it
+	// swap none that the answer drew as it stands (live.js, keep)
+	eval[bool](l, `(() => { window.streamSwaps = []; window.answered = false;
+		document.addEventListener("htmx:before:swap", e => {
+			const src = e.detail?.ctx?.sourceElement;
+			if (!src?.hasAttribute?.("hx-sse:connect")) { window.answered = true; return; }
+			if (window.answered) for (const t of e.detail.tasks) if (t.type === "partial" && t.target?.id) window.streamSwaps.push(t.target.id);
+		});
+		return true; })()`)
 	l.do(chromedp.Click(tid("fire-charge")))
 	l.waitText("total-count", "2")
+	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-2","amount":200}`)
+	l.waitText("total-count", "3")
+	l.waitJS(`window.streamSwaps.includes("totals")`, "the stream's update after the answer")
+	if swapped := eval[[]string](l, `window.streamSwaps.filter(id => ["`+strings.Join(unchanged, `","`)+`"].includes(id))`); len(swapped) > 0 {
+		t.Errorf("after a form's answer, the stream swapped again regions it did not change: %v", swapped)
+	}
+	// a change of settings, another update
 	l.s.must(http.StatusOK, "PATCH", l.prefix+"/settings", `{"protection":"unique"}`)
 	l.waitJS(jsTid("protection")+`.value === "unique"`, "the protection to follow")
 	l.s.must(http.StatusCreated, "POST", l.prefix+"/charges", `{"order_id":"order-3","amount":300}`)
-	l.waitText("total-count", "3")
+	l.waitText("total-count", "4")
 	fresh := l.twin("")
 	for _, id := range regions {
 		js := byID(id) + `?.outerHTML ?? "(absent)"`
