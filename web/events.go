@@ -30,7 +30,7 @@ func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 			return err
 		}
 		defer unsubscribe()
-		first, err := hub.partials(ctx, l.ID, lang)
+		first, err := hub.partials(ctx, l.ID, []views.Lang{lang})
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func handleEvents(h *house.House, hub *Hub) echo.HandlerFunc {
 			return nil
 		}
 		c.Response().Write([]byte("retry: 1000\n\n"))
-		if err := write("", first); err != nil {
+		if err := write("", first[0]); err != nil {
 			return nil
 		}
 		tick := h.Clock.NewTicker(sseHeartbeat)

@@ -61,15 +61,14 @@ func (h *Hub) render(lab string) {
 			}
 		}
 		h.mu.Unlock()
-		for _, lang := range langs {
-			data, err := h.partials(context.Background(), lab, lang)
-			if err != nil {
-				if sim.ErrorCode(err) != sim.ENotFound {
-					h.log.Warn("render lab for streams", "lab", lab, "err", err)
-				}
-				continue
+		if len(langs) > 0 {
+			pages, err := h.partials(context.Background(), lab, langs)
+			if err != nil && sim.ErrorCode(err) != sim.ENotFound {
+				h.log.Warn("render lab for streams", "lab", lab, "err", err)
 			}
-			h.broadcast(lab, lang, data)
+			for i, data := range pages {
+				h.broadcast(lab, langs[i], data)
+			}
 		}
 		<-h.slots
 		h.mu.Lock()
@@ -85,9 +84,10 @@ func (h *Hub) render(lab string) {
 	}
 }
 
-// partials renders the lab's live regions in a language.
-func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte, error) {
-	ctx = views.WithLang(ctx, lang)
+// partials renders the lab's live regions in each of the languages, from
+// one read of the lab: what a page shows does not depend on its language,
+// only its words do.
+func (h *Hub) partials(ctx context.Context, lab string, langs []views.Lang) ([][]byte, error) {
 	l, err := h.house.Labs.Lab(ctx, lab)
 	if err != nil {
 		return nil, err
@@ -96,11 +96,15 @@ func (h *Hub) partials(ctx context.Context, lab string, lang views.Lang) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if err := views.Partials(p).Render(ctx, &buf); err != nil {
-		return nil, err
+	pages := make([][]byte, len(langs))
+	for i, lang := range langs {
+		var buf bytes.Buffer
+		if err := views.Partials(p).Render(views.WithLang(ctx, lang), &buf); err != nil {
+			return nil, err
+		}
+		pages[i] = buf.Bytes()
 	}
-	return buf.Bytes(), nil
+	return pages, nil
 }
 
 func (h *Hub) broadcast(lab string, lang views.Lang, data []byte) {

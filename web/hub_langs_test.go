@@ -1,0 +1,70 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A change reaches the pages of a lab open in two languages from one read
+// of the lab: both streams' regions carry the same read mark, each in its
+// own language.
+func TestLiveUpdateReadsOnceForEveryLanguage(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	api := s.newLab("")
+	id := strings.TrimPrefix(api, "/api/v1/labs/")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	en, ru := liveStream(t, ctx, s, id, "en"), liveStream(t, ctx, s, id, "ru")
+	_, _ = en(), ru() // each page's first message: the lab as it stands
+	s.operation(api, `{"order_id":"order-42","amount":1500}`)
+	charged := func(next func() string) string {
+		for {
+			if m := next(); strings.Contains(m, `data-testid="total-count">1<`) {
+				return m
+			}
+		}
+	}
+	mark := regexp.MustCompile(`id="lab-read" data-read="(\d+)"`)
+	me, mr := charged(en), charged(ru)
+	re, rr := mark.FindStringSubmatch(me), mark.FindStringSubmatch(mr)
+	if re == nil || rr == nil || re[1] != rr[1] {
+		t.Errorf("the two languages' updates were read apart: marks %v and %v", re, rr)
+	}
+	if !strings.Contains(me, "Payments, newest first") || !strings.Contains(mr, "Платежи, новые сверху") {
+		t.Errorf("an update not in its page's language:\nen: %.300s\nru: %.300s", me, mr)
+	}
+}
+
+// liveStream opens the lab's live stream in a language; the function it
+// returns reads the stream's next message (its data lines).
+func liveStream(t *testing.T, ctx context.Context, s *testServer, id, lang string) func() string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/"+id+"/events?hl="+lang, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	r := bufio.NewReader(resp.Body)
+	return func() string {
+		var b strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream %s: %v (so far %.200q)", lang, err, b.String())
+			}
+			if line == "\n" && b.Len() > 0 {
+				return b.String()
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				b.WriteString(d)
+			}
+		}
+	}
+}
