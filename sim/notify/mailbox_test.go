@@ -191,9 +191,13 @@ func TestRefusedEmailIsSentAgainSoon(t *testing.T) {
 	select {
 	case m := <-ext.got:
 		t.Errorf("the email arrived twice; again:\n%s", m)
-	case <-time.After(3500 * time.Millisecond): // past the mailer's next turn
+	case <-time.After(3 * testTurn): // past the mailer's next turns
 	}
 }
+
+// testTurn is the mailer's turn in the tests of a server that refuses: a
+// tenth of the lab's, so that the next turn comes soon.
+const testTurn = 300 * time.Millisecond
 
 // openExternal opens the lab's parts sending to another SMTP server, and
 // a private lab whose charges send their email themselves.
@@ -215,7 +219,7 @@ func openExternal(t *testing.T) (*externalServer, *house.House, *labs.Lab) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, err := house.Open(ctx, house.Config{Store: db, Notify: notify.Config{SMTP: ln.Addr().String()}})
+	h, err := house.Open(ctx, house.Config{Store: db, Notify: notify.Config{SMTP: ln.Addr().String(), MailerTurn: testTurn}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// records each email as it sends it. With neither, no email is sent.
 	WithMailbox bool
 	SMTP        string
+	// MailerTurn is how often the mailer sends again what the outbox
+	// still holds (an email a mailbox refused, or one a crash left
+	// between the commit and the send): 3 s when zero.
+	MailerTurn time.Duration
 	// Email is the words of the "order placed" email in a language (ru or
 	// en): its subject and body. The words live in views.
 	Email func(lang, orderID string, amount int64) (subject, body string)
