@@ -15,6 +15,7 @@ import (
 // Votes racing the reveal: each vote is either taken, and counted once, or
 // refused as closed; none is taken once the vote is closed. On both stores.
 func TestVotesRaceTheReveal(t *testing.T) {
+	t.Parallel()
 	housetest.EachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := housetest.Open(t, dsn(t))
 		ctx := context.Background()
@@ -78,6 +79,7 @@ func TestVotesRaceTheReveal(t *testing.T) {
 
 // A join code is six letters without look-alikes, and codes differ.
 func TestJoinCodes(t *testing.T) {
+	t.Parallel()
 	b := housetest.Open(t, ":memory:")
 	ctx := context.Background()
 	seen := map[string]bool{}
@@ -104,6 +106,7 @@ func TestJoinCodes(t *testing.T) {
 // shared one, and such a phone was told "nothing new" until the next
 // question).
 func TestPhoneVersionsTellEveryState(t *testing.T) {
+	t.Parallel()
 	seen := map[string]string{}
 	for _, state := range []string{class.Open, class.Running, class.Revealed} {
 		v := class.Phone{Question: &class.Question{N: 1, State: state}}.Version()

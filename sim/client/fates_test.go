@@ -26,6 +26,7 @@ type seen struct {
 // copies reach the server, what the client sees, and what the attempt
 // records the server did.
 func TestFates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		fate sim.Fate
 		want seen
@@ -67,6 +68,7 @@ func TestFates(t *testing.T) {
 // the server still works; the answer that comes later is recorded on the
 // attempt (what the server did), not as what the client saw.
 func TestSlowAnswerIsLate(t *testing.T) {
+	t.Parallel()
 	srv := &server{hold: make(chan struct{})}
 	g := newRig(t, clock.Real(), srv)
 	l := g.newLab(t, func(s *sim.Settings) { s.ClientTimeoutMS = 50 })
@@ -102,6 +104,7 @@ func TestSlowAnswerIsLate(t *testing.T) {
 // The same on a fake clock: the client's timeout is the clock's, so the
 // client gives up when the clock passes it, whatever the server does.
 func TestSlowAnswerByTheClock(t *testing.T) {
+	t.Parallel()
 	fake := clock.NewFake(start)
 	srv := &server{hold: make(chan struct{}), arrived: make(chan struct{}, 1)}
 	g := newRig(t, fake, srv)

@@ -19,6 +19,7 @@ import (
 // letter, in the order they first appear ("-" for none); each strategy's
 // first key is checked as well.
 func TestKeysAcrossRetries(t *testing.T) {
+	t.Parallel()
 	body := sha256.Sum256([]byte(`{"order_id":"order-42","amount":1500}`))
 	for _, tc := range []struct {
 		strategy sim.KeyStrategy

@@ -8,5 +8,6 @@ import (
 
 func TestMain(m *testing.M) {
 	waittest.NoExitWait()
+	waittest.Parallel(8) // most of them wait on a database
 	m.Run()
 }

@@ -18,6 +18,7 @@ import (
 // Each fate does to a real HTTP exchange what its name says: how many copies
 // reach the server, and what the client gets back.
 func TestNetworkFates(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

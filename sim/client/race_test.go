@@ -15,6 +15,7 @@ import (
 // the operation's key: the server has all n in its hands at once before it
 // answers any.
 func TestRace(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{2, 8, sim.MaxRace} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			srv := &server{}
@@ -60,6 +61,7 @@ func TestRace(t *testing.T) {
 
 // A race is of 2 to 64 attempts.
 func TestRaceSize(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, clock.NewFake(start), &server{})
 	l := g.newLab(t, nil)
 	op, err := g.c.Start(context.Background(), l, charge)
@@ -80,6 +82,7 @@ func TestRaceSize(t *testing.T) {
 // operation, a retry and a race with EBusy, before it writes or sends
 // anything.
 func TestBusy(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, clock.NewFake(start), &server{})
 	l := g.newLab(t, func(s *sim.Settings) { s.KeyStrategy = sim.KeyUUID })
 	ctx := context.Background()

@@ -22,6 +22,7 @@ const ms = time.Millisecond
 // checking that a millisecond less does not end it: the requests reach the
 // server at those virtual times, and at no other.
 func TestAutoRetry(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		network   sim.Fate

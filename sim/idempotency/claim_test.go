@@ -17,6 +17,7 @@ import (
 // (whose first holder may then no longer finish), replayed once finished,
 // and new again once expired.
 func TestClaimLife(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		l := b.NewLab(t, sim.ProtectNone, nil)

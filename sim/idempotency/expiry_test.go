@@ -15,6 +15,7 @@ import (
 // and put in the cache after it (the reset generation, not only the
 // cache's forgetting, keeps it out).
 func TestResetGeneration(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		for _, tc := range []struct {
@@ -69,6 +70,7 @@ func TestResetGeneration(t *testing.T) {
 // (replay's records, their TTL and their lock) and in the key-value store
 // (set-nx) alike: a retry after the key expired is a new charge.
 func TestClockMovesExpiry(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		for _, tc := range []struct {
@@ -129,6 +131,7 @@ func TestClockMovesExpiry(t *testing.T) {
 
 // The lab's clock moves only forward, by at most a year at a time.
 func TestAdvanceRange(t *testing.T) {
+	t.Parallel()
 	b := openHouse(t, ":memory:")
 	l := b.NewLab(t, sim.ProtectReplay, nil)
 	for _, s := range []int64{-1, 0, sim.MaxClockAdvance + 1} {

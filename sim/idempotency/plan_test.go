@@ -12,6 +12,7 @@ import (
 // payments that have one, not through all its payments: on SQLite, whose
 // planner has no statistics, the plan says so.
 func TestUniqueKeysReadThroughTheirIndex(t *testing.T) {
+	t.Parallel()
 	if got := strings.Join(explain(t, SQLUniqueKeys, "a", 20), "; "); !strings.Contains(got, "payments_recent_unique") {
 		t.Errorf("the newest UNIQUE keys are read by %q; want the index payments_recent_unique", got)
 	}
@@ -21,6 +22,7 @@ func TestUniqueKeysReadThroughTheirIndex(t *testing.T) {
 // by expiry, never by scanning the table: on SQLite, whose planner has no
 // statistics, the plans say so. A key's lookup keeps to the primary key.
 func TestRecordsReadThroughTheirIndexByExpiry(t *testing.T) {
+	t.Parallel()
 	const index = "idempotency_records_by_expiry"
 	for _, tc := range []struct {
 		name, query, want string

@@ -15,6 +15,7 @@ import (
 // records still to live, and a claim in flight past its expiry (the
 // mending's, not the sweeper's).
 func TestSweepDeletesEveryLabsExpiredRecords(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		ctx := context.Background()

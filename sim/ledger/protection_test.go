@@ -126,6 +126,7 @@ var rules = []struct {
 // Each protection's rules, charged straight to the ledger (no HTTP) on a
 // real database, once on each store.
 func TestProtectionRules(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		for _, tc := range rules {

@@ -21,6 +21,7 @@ const storm = 200
 // (or in the key-value store) lets exactly one through, whoever wins;
 // without one, every request charges.
 func TestDuplicateStorm(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		for _, tc := range []struct {
@@ -54,6 +55,7 @@ func TestDuplicateStorm(t *testing.T) {
 // and both charge; at SERIALIZABLE PostgreSQL fails the second (40001),
 // told as a conflict to retry, whose retry is a duplicate.
 func TestCheckThenInsertRace(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, dsn func(testing.TB) string) {
 		b := openHouse(t, dsn(t))
 		for _, tc := range []struct {

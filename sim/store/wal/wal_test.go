@@ -97,6 +97,7 @@ func size(t *testing.T, path string) int64 {
 // held, so that the writer's next transactions write the log from its
 // beginning: the file stops growing.
 func TestTheLogStartsAgainPastItsBound(t *testing.T) {
+	t.Parallel()
 	path, w, tu, c := beside(t, time.Hour, 64)
 	defer c.Close()
 
@@ -126,6 +127,7 @@ func TestTheLogStartsAgainPastItsBound(t *testing.T) {
 
 // Below the bound a round copies the log and leaves the writer alone.
 func TestARoundBelowTheBoundHoldsNothing(t *testing.T) {
+	t.Parallel()
 	_, w, tu, c := beside(t, time.Hour, 1<<20)
 	defer c.Close()
 	write(t, w, tu, 10)
@@ -137,6 +139,7 @@ func TestARoundBelowTheBoundHoldsNothing(t *testing.T) {
 
 // A Checkpointer that waits for the writer's turn stops when closed.
 func TestCloseEndsAWaitForTheTurn(t *testing.T) {
+	t.Parallel()
 	_, w, tu, c := beside(t, time.Millisecond, 8)
 	write(t, w, tu, 20)
 	tu.c <- struct{}{} // a transaction that does not end
@@ -154,6 +157,7 @@ func TestCloseEndsAWaitForTheTurn(t *testing.T) {
 // and the writer's next transactions write it from its beginning: the
 // file stops growing though the commits go on.
 func TestABusyWritersLogStartsAgain(t *testing.T) {
+	t.Parallel()
 	path, w, tu, c := beside(t, time.Hour, 64)
 	defer c.Close()
 	write(t, w, tu, 100)
