@@ -116,6 +116,9 @@ func NewServer(h *house.House, logger *slog.Logger, opts Options) *Server {
 	}
 	e.Use(prebuilt(middleware.Recover(), withClient, secureHeaders, middleware.GzipWithConfig(middleware.GzipConfig{
 		MinLength: 1400, // smaller than a packet: compressing costs more than it saves
+		// A page is drawn for each request: level 2 compresses a lab page
+		// to 9.6 KB in two thirds of level 6's time (8.9 KB).
+		Level: 2,
 		// Pages only: the API's answers are small, the SSE streams flush
 		// as they go, and the static files are gzipped once, at start.
 		Skipper: func(c echo.Context) bool {
