@@ -94,6 +94,13 @@
   function forget(task) {
     if (task.type === "partial" && task.target && task.target.id) took.delete(task.target.id);
   }
+  // The class this browser steers (#class-steers, from the page or its
+  // own form's answer) ended, and another browser started one: its code
+  // is another, and this page no longer shows the class's controls.
+  document.addEventListener("htmx:after:swap", function () {
+    var mark = document.getElementById("class-steers"), cls = document.getElementById("class-state");
+    if (mark && cls && mark.dataset.steers === "yes" && cls.dataset.code !== mark.dataset.code) mark.dataset.steers = "no";
+  });
   document.addEventListener("htmx:sse:after:message", function () { live("live", "on"); });
   document.addEventListener("htmx:sse:error", function () { live("down", "down"); });
   document.addEventListener("htmx:sse:close", function () { live("down", "closed"); });

@@ -2,10 +2,12 @@ package web_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -92,7 +94,8 @@ func (l *labTab) phone(code, lang string) *labTab {
 // While a class runs, Play stops at a step with a question: it asks it and
 // pauses; Run the step takes the step, and Play goes on to the next. Only
 // the teacher's browser shows the class's controls: another browser on the
-// lab, open before the class began, sees the class and who steers it.
+// lab, open before the class began, sees the class and who steers it; when
+// that browser starts the next class, the controls move to it.
 func TestBrowserClassPlayPauses(t *testing.T) {
 	t.Parallel()
 	l := openLab(t, "")
@@ -131,4 +134,22 @@ func TestBrowserClassPlayPauses(t *testing.T) {
 	if next := eval[string](l, `document.querySelector("#lesson-state").dataset.next`); next != "1" {
 		t.Errorf("after the reveal and Play: next step %s, want 1", next)
 	}
+	// the class ends other than by the teacher's page (its time ran out,
+	// or another client of the teacher's ended it) and the other browser
+	// starts one: the controls move with it
+	r, err := chromedp.Call(l.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{l.s.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cookie string
+	for _, c := range r.Cookies {
+		if c.Name == "idemlab_teacher" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	l.s.must(http.StatusNoContent, "DELETE", l.prefix+"/class", "", "Cookie", cookie)
+	other.waitJS(`document.querySelector("#class-state")?.dataset.class === "no"`, "the class's end in another browser")
+	other.do(chromedp.Click(tid("share")), chromedp.Click(tid("class-start")))
+	other.waitJS(shown("class-ask")+` && !`+shown("class-viewer"), "the class's controls in the browser that started the new class")
+	l.waitJS(shown("class-viewer")+` && !`+shown("class-ask")+` && !`+shown("class-end"), "the first teacher's browser to say who steers the new class")
 }

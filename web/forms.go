@@ -39,7 +39,7 @@ func answer(c echo.Context, h *house.House, hub *Hub, l *labs.Lab) error {
 	if err != nil {
 		return err
 	}
-	if err := views.SteersPartial(steers).Render(ctx, &buf); err != nil {
+	if err := views.SteersPartial(steers, p.Class.Code).Render(ctx, &buf); err != nil {
 		return err
 	}
 	c.Response().After(func() { hub.refresh(l.ID) })
