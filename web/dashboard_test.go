@@ -1,15 +1,12 @@
 package web_test
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 )
@@ -151,41 +148,14 @@ func TestEventsStreamChanges(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	api := s.newLab("")
-	id := strings.TrimPrefix(api, "/api/v1/labs/")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/"+id+"/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("content type %q", ct)
-	}
-	r := bufio.NewReader(resp.Body)
-	next := func() string { // one message's data lines
-		var b strings.Builder
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				t.Fatalf("stream: %v (so far %q)", err, b.String())
-			}
-			if line == "\n" && b.Len() > 0 {
-				return b.String()
-			}
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				b.WriteString(d)
-			}
-		}
-	}
+	next := liveStream(t, s, api, "en")
 	if first := next(); !strings.Contains(first, `data-testid="total-count">0<`) {
 		t.Fatalf("first message is not the lab's state: %.300s", first)
 	}
 	s.operation(api, `{"order_id":"order-42","amount":1500}`)
-	for {
-		if m := next(); strings.Contains(m, `data-testid="total-count">1<`) {
-			break
+	for m := next(); !strings.Contains(m, `data-testid="total-count">1<`); m = next() {
+		if m == "" {
+			t.Fatal("the stream ended before the change came")
 		}
 	}
 }

@@ -17,10 +17,7 @@ func TestLiveUpdateReadsOnceForEveryLanguage(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
 	api := s.newLab("")
-	id := strings.TrimPrefix(api, "/api/v1/labs/")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	en, ru := liveStream(t, ctx, s, id, "en"), liveStream(t, ctx, s, id, "ru")
+	en, ru := liveStream(t, s, api, "en"), liveStream(t, s, api, "ru")
 	_, _ = en(), ru() // each page's first message: the lab as it stands
 	s.operation(api, `{"order_id":"order-42","amount":1500}`)
 	// a slow stream keeps only the newest update, so the two may see
@@ -35,7 +32,7 @@ func TestLiveUpdateReadsOnceForEveryLanguage(t *testing.T) {
 					if g := mark.FindStringSubmatch(m); g != nil {
 						select {
 						case marks <- seen{lang, g[1], m}:
-						case <-ctx.Done():
+						case <-t.Context().Done():
 						}
 					}
 				}
@@ -54,22 +51,32 @@ func TestLiveUpdateReadsOnceForEveryLanguage(t *testing.T) {
 				}
 				return
 			}
-		case <-ctx.Done():
+		case <-time.After(streamWithin):
 			t.Fatalf("no update of the charge reached both languages from one read: marks %v", got)
 		}
 	}
 }
 
-// liveStream opens the lab's live stream in a language until ctx ends; the
-// function it returns reads the stream's next message (its data lines).
-func liveStream(t *testing.T, ctx context.Context, s *testServer, id, lang string) func() string {
+// streamWithin bounds a test's reading of a live stream.
+const streamWithin = 10 * time.Second
+
+// liveStream opens the live stream of the lab (its API prefix) in a
+// language, for streamWithin at most; the function it returns reads the
+// stream's next message (its data lines), "" once the stream has ended.
+func liveStream(t *testing.T, s *testServer, api, lang string) func() string {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), streamWithin)
+	t.Cleanup(cancel)
+	id := strings.TrimPrefix(api, "/api/v1/labs/")
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/labs/"+id+"/events?hl="+lang, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("stream %s: %d, content type %q", lang, resp.StatusCode, ct)
+	}
 	r := bufio.NewReader(resp.Body)
 	return func() string {
 		var b strings.Builder
