@@ -21,8 +21,7 @@ import (
 // cores: most of them wait on processes of their own (a restart, a lease
 // running out, a kill).
 func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(4)
+	waittest.Setup(4)
 	goleak.VerifyTestMain(m)
 }
 

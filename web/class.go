@@ -47,20 +47,6 @@ func teacherMint(c echo.Context) string {
 	return t
 }
 
-// steersClass reports whether the request's browser steers the lab's
-// class (class.Class.SteeredBy); false when the lab has none.
-func steersClass(c echo.Context, h *house.House, l *labs.Lab) (bool, error) {
-	token := teacherOf(c)
-	if token == "" {
-		return false, nil
-	}
-	cl, err := h.Classes.Get(c.Request().Context(), l)
-	if sim.ErrorCode(err) == sim.ENotFound {
-		return false, nil
-	}
-	return cl.SteeredBy(token), err
-}
-
 // tokenLike reports whether a cookie's value can be a token or a voter's
 // id: short, of letters, digits, - and _.
 func tokenLike(s string) bool {
@@ -79,15 +65,16 @@ func tokenLike(s string) bool {
 // and host.
 func origin(c echo.Context) string { return c.Scheme() + "://" + c.Request().Host }
 
-// classView is the lab's class as its projector shows it.
-func classView(ctx context.Context, h *house.House, l *labs.Lab) (views.ClassView, error) {
+// classView is the lab's class as its projector shows it, and whether the
+// browser of the teacher's token steers it (class.Class.SteeredBy).
+func classView(ctx context.Context, h *house.House, l *labs.Lab, teacher string) (views.ClassView, bool, error) {
 	var v views.ClassView
 	cl, err := h.Classes.Get(ctx, l)
 	if sim.ErrorCode(err) == sim.ENotFound {
-		return v, nil
+		return v, false, nil
 	}
 	if err != nil {
-		return v, err
+		return v, false, err
 	}
 	v.On, v.Ended, v.Code, v.Asked = !cl.Ended, cl.Ended, cl.Code, cl.Asked
 	v.JoinURL, v.QR = joinURL(cl.Origin, cl.Code), api.JoinQRPath(cl.Code)
@@ -100,7 +87,7 @@ func classView(ctx context.Context, h *house.House, l *labs.Lab) (views.ClassVie
 	if cl.Question != nil {
 		v.Q = questionView(*cl.Question)
 	}
-	return v, nil
+	return v, cl.SteeredBy(teacher), nil
 }
 
 // joinURL is where phones join the class with the code, at origin.

@@ -22,7 +22,7 @@ func answer(c echo.Context, h *house.House, hub *Hub, l *labs.Lab) error {
 		return c.Redirect(http.StatusSeeOther, labBase(l.ID))
 	}
 	ctx := c.Request().Context()
-	p, err := labPage(ctx, h, hub, l)
+	p, err := labPage(ctx, h, hub, l, teacherOf(c))
 	if err != nil {
 		return err
 	}
@@ -35,11 +35,7 @@ func answer(c echo.Context, h *house.House, hub *Hub, l *labs.Lab) error {
 			return err
 		}
 	}
-	steers, err := steersClass(c, h, l)
-	if err != nil {
-		return err
-	}
-	if err := views.SteersPartial(steers, p.Class.Code).Render(ctx, &buf); err != nil {
+	if err := views.SteersPartial(p.Steers, p.Class.Code).Render(ctx, &buf); err != nil {
 		return err
 	}
 	c.Response().After(func() { hub.refresh(l.ID) })

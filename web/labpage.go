@@ -18,8 +18,10 @@ const pageRows = 100
 // labPage gathers everything the lab's page shows. Each part is bounded
 // (the newest payments, the first doubly charged orders, the latest
 // operation, the lab's kept counts): a page costs the same whatever the
-// lab's history.
-func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.LabPage, error) {
+// lab's history. teacher is the token of the browser the page is for (its
+// cookie), which says whether it steers the lab's class; "" for a live
+// update, the same for every browser.
+func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab, teacher string) (views.LabPage, error) {
 	s := l.Settings()
 	p := views.LabPage{LabID: l.ID, IsDemo: l.ID == sim.DemoLab, Settings: settingsView(s), Postgres: h.Store.Postgres(),
 		ReadAt: h.Clock.Now().UnixMicro()}
@@ -79,7 +81,7 @@ func labPage(ctx context.Context, h *house.House, hub *Hub, l *labs.Lab) (views.
 	}
 	p.Stepped, p.Diagram.Steps = steppedView(h, l, p.Lesson.N, p.Latest)
 	p.Storm = stormView(h, l, p.Lesson.N)
-	if p.Class, err = classView(ctx, h, l); err != nil {
+	if p.Class, p.Steers, err = classView(ctx, h, l, teacher); err != nil {
 		return p, err
 	}
 	if p.Mailbox, p.Queue, err = mailViews(ctx, h, l); err != nil {
@@ -182,14 +184,11 @@ func handlePage(h *house.House, hub *Hub) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		p, err := labPage(c.Request().Context(), h, hub, l)
+		p, err := labPage(c.Request().Context(), h, hub, l, teacherOf(c))
 		if err != nil {
 			return err
 		}
 		p.Large = largeType(c)
-		if p.Steers, err = steersClass(c, h, l); err != nil {
-			return err
-		}
 		if !p.IsDemo {
 			p.ShareURL = c.Scheme() + "://" + c.Request().Host + labBase(l.ID)
 		}

@@ -13,8 +13,7 @@ import (
 // and a machine of two would otherwise run them nearly one by one. A -parallel
 // flag on the command line still wins.
 func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(8)
+	waittest.Setup(8)
 	// The browser is closed after the tests and before the leak check, so its
 	// goroutines are gone when goleak looks.
 	goleak.VerifyTestMain(closingBrowser{m})

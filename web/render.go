@@ -92,7 +92,7 @@ func (h *Hub) partials(ctx context.Context, lab string, langs []views.Lang) ([][
 	if err != nil {
 		return nil, err
 	}
-	p, err := labPage(ctx, h.house, h, l)
+	p, err := labPage(ctx, h.house, h, l, "")
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(8)
+	waittest.Setup(8)
 	goleak.VerifyTestMain(m)
 }
 

@@ -7,8 +7,4 @@ import (
 )
 
 // TestMain runs the package's tests eight at a time: most of them wait.
-func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(8)
-	m.Run()
-}
+func TestMain(m *testing.M) { waittest.Main(m, 8) }

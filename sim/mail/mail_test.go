@@ -19,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	waittest.NoExitWait()
+	waittest.Setup(0)
 	goleak.VerifyTestMain(m)
 }
 

@@ -10,11 +10,7 @@ import (
 )
 
 // TestMain runs the package's tests eight at a time: most of them wait.
-func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(8)
-	m.Run()
-}
+func TestMain(m *testing.M) { waittest.Main(m, 8) }
 
 // openSteady is openMember with a lease that no stall of a busy machine
 // outlasts, for the tests that never let it lapse.

@@ -14,7 +14,8 @@ import (
 // Nothing a race shows is lost: testing fails the test a race happens in,
 // and the run for a race after the last test ("race detected outside of
 // test execution"); the detector's exit code still says any other. A GORACE
-// that names atexit_sleep_ms is kept as it is. TestMain calls it first.
+// that names atexit_sleep_ms is kept as it is. TestMain calls it first
+// (Setup).
 func NoExitWait() {
 	gorace, _ := os.LookupEnv("GORACE")
 	if !raceEnabled || strings.Contains(gorace, "atexit_sleep_ms") {

@@ -26,6 +26,23 @@ func For(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
+// Setup readies a test binary in TestMain, before its tests run: it spares
+// the race detector's wait at exit (NoExitWait, which must come first: it
+// runs the binary again), then has the parallel tests run n at a time
+// (Parallel) when n > 0.
+func Setup(n int) {
+	NoExitWait()
+	if n > 0 {
+		Parallel(n)
+	}
+}
+
+// Main is a package's whole TestMain: Setup, then the tests.
+func Main(m *testing.M, n int) {
+	Setup(n)
+	m.Run()
+}
+
 // Parallel has the package's parallel tests run n at a time, whatever the
 // machine's cores, unless -test.parallel was given: most of them wait (on
 // a database, a lease, a child process), and a machine of two cores would

@@ -6,7 +6,4 @@ import (
 	"idemlab/sim/waittest"
 )
 
-func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	m.Run()
-}
+func TestMain(m *testing.M) { waittest.Main(m, 0) }

@@ -6,8 +6,4 @@ import (
 	"idemlab/sim/waittest"
 )
 
-func TestMain(m *testing.M) {
-	waittest.NoExitWait()
-	waittest.Parallel(8) // most of them wait on a database
-	m.Run()
-}
+func TestMain(m *testing.M) { waittest.Main(m, 8) }
