@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -104,7 +103,8 @@ func (s *Store) Isolated(ctx context.Context, serializable bool, fn func(*Tx) er
 
 // MeasureSkew reads how far the database's clock is from this process's,
 // so that expiry and lock timeouts go by the database's clock, the one all
-// processes share. Nothing to measure on SQLite.
+// processes share; a reading within the noise of the one in use leaves it
+// (clock.Skew). Nothing to measure on SQLite.
 func (s *Store) MeasureSkew(ctx context.Context, now func() time.Time) error {
 	if !s.Postgres() {
 		return nil
@@ -114,9 +114,7 @@ func (s *Store) MeasureSkew(ctx context.Context, now func() time.Time) error {
 	if err := s.mpool.QueryRow(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&db); err != nil {
 		return fmt.Errorf("store: read the database's clock: %w", err)
 	}
-	t1 := now()
-	mid := t0.Add(t1.Sub(t0) / 2)
-	s.skew.Store(int64(time.UnixMicro(db).Sub(mid)))
+	s.skew.Read(t0, now(), time.UnixMicro(db))
 	return nil
 }
 
@@ -127,16 +125,8 @@ func (s *Store) Clock(c clock.Clock) clock.Clock {
 	if !s.Postgres() {
 		return c
 	}
-	return skewed{c, &s.skew}
+	return s.skew.Moved(c)
 }
-
-// skewed is a clock moved by a skew measured now and then.
-type skewed struct {
-	clock.Clock
-	skew *atomic.Int64
-}
-
-func (c skewed) Now() time.Time { return c.Clock.Now().Add(time.Duration(c.skew.Load())) }
 
 // Pool is PostgreSQL's connection pool, for what database/sql cannot do
 // (LISTEN, NOTIFY); nil on SQLite.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"idemlab/sim/clock"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/stmts"
 	"idemlab/sim/store/wal"
@@ -37,7 +38,7 @@ type Store struct {
 	mpool *pgxpool.Pool // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
 	m     *member       // this process among those on the database
 	alone bool          // no other process ran on the database at the start (always, on SQLite)
-	skew  atomic.Int64  // PostgreSQL: the database's clock minus ours, in ns
+	skew  clock.Skew    // PostgreSQL: the database's clock against ours
 
 	toldSeq atomic.Int64 // numbers the notices the writing transactions tell (Tx.Notify)
 }
