@@ -28,10 +28,6 @@ const (
 	// leaseEnv is the lab child's lease on a PostgreSQL database, shorter
 	// than a real one: the membership tests see a death in a second or two.
 	leaseEnv = "IDEMLAB_CHILD_LEASE"
-	// sayConsumedEnv, set, has the lab child print consumedLine (and the
-	// time) at each commit of its queue's consumer: which process consumes.
-	sayConsumedEnv = "IDEMLAB_CHILD_SAY_CONSUMED"
-	consumedLine   = `msg="consumer committed" at=`
 )
 
 // TestBenchChild is not a test: it is the body of the child processes that
@@ -82,13 +78,9 @@ func childMain(mode string, args []string) int {
 const faultConsumerOutbox = "consumer-outbox"
 
 // childHooks are the lab child's fault points: where it kills itself
-// (SIGKILL, nothing flushed, as a crash does) for the crash tests; or where
-// it says what it did (sayConsumedEnv).
+// (SIGKILL, nothing flushed, as a crash does), for the crash tests.
 func childHooks(fault string) hooks {
 	if fault != faultConsumerOutbox {
-		if os.Getenv(sayConsumedEnv) != "" {
-			return hooks{afterConsumerCommit: func() { fmt.Printf("%s%d\n", consumedLine, time.Now().UnixNano()) }}
-		}
 		return hooks{}
 	}
 	return hooks{afterConsumerCommit: func() {

@@ -196,6 +196,9 @@ func TestLeaderAfterRestartAndKill(t *testing.T) {
 	if !waitUntil(10*time.Second, func() bool { return emailCount(t, b.URL+lab) == 1 }) {
 		t.Fatal("no email within 10 s while both processes ran")
 	}
+	if la, lb := leads(t, a.URL), leads(t, b.URL); !la || lb {
+		t.Errorf("/healthz says the first process leads %v, the second %v; want the first alone", la, lb)
+	}
 
 	restartStandIn(t, db)
 	a.kill()
@@ -215,9 +218,19 @@ func TestLeaderAfterRestartAndKill(t *testing.T) {
 	}
 	t.Logf("the survivor led and sent every email %s after the kill (%d refusals while the connections came back)",
 		time.Since(killed).Round(10*time.Millisecond), refusals.Load())
+	if said := strings.Contains(b.out.String(), "this process leads"); !leads(t, b.URL) || !said {
+		t.Errorf("the survivor leads, but its /healthz says leads %v; its log says it leads: %v", leads(t, b.URL), said)
+	}
 	if msgs := getJSON(t, b.URL+lab+"/messages"); !allDone(msgs) {
 		t.Errorf("messages not all done: %v", msgs)
 	}
+}
+
+// leads is what the process at base says of itself in /healthz: whether
+// it leads.
+func leads(t *testing.T, base string) bool {
+	t.Helper()
+	return getJSON(t, base+"/healthz")["leads"] == true
 }
 
 // emailCount is how many emails the lab has received.

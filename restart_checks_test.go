@@ -70,15 +70,13 @@ func (l *keyedLoad) halt() {
 }
 
 // settle charges once through each process and waits until every payment
-// of the load's lab has its email; it returns the leaders, the processes
-// that consumed meanwhile.
+// of the load's lab has its email; it returns the leaders.
 func (r *restartRun) settle() []*child {
-	since := time.Now()
 	for i, p := range r.procs() {
 		r.charge(p, fmt.Sprintf("order-settle-%d", i))
 	}
 	r.allEmails("after the restart")
-	return r.leaders(since)
+	return r.leaders()
 }
 
 // allEmails waits up to leaderWithin until the load's lab has as many
@@ -115,6 +113,10 @@ func (r *restartRun) afterKill(leaders []*child) {
 		if !slices.Contains(leaders, p) {
 			survivors = append(survivors, p)
 		}
+	}
+	if len(survivors) == 0 {
+		r.t.Errorf("every live process says it leads (/healthz): %d of them", len(leaders))
+		return
 	}
 	var names []string
 	for _, p := range leaders {
@@ -153,6 +155,7 @@ func (r *restartRun) afterKill(leaders []*child) {
 	} else {
 		r.t.Logf("kill -9 of the leader (%s): 5 emails of charges through %s within %s", strings.Join(names, ", "), r.name(via), time.Since(killed).Round(10*time.Millisecond))
 	}
+	r.leaders() // a survivor says it leads now
 }
 
 // verify checks the ledgers and the mailbox, as a survivor sees them, and

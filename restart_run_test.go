@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,37 +128,22 @@ func (r *restartRun) fetch(p *child, path string) (map[string]any, error) {
 	return v, json.Unmarshal(a.body, &v)
 }
 
-// leaders are the live processes that lead, found by what they do: the
-// leader's relay publishes the queue and starts its consumers, so a process
-// whose consumer committed after since leads (or led a moment ago). When
-// every live process did, they are all but the one that consumed least
-// lately: someone must survive to be seen taking over.
-// TODO(issue 21): the lead has no observable of its own yet (SPEC promises
-// none); once the leases give it one (a log line when a process takes or
-// loses the lead, or /healthz naming the leader), find the leader by that.
-func (r *restartRun) leaders(since time.Time) []*child {
-	last := map[*child]int64{}
-	for _, p := range r.procs() {
-		out := p.out.String()
-		if i := strings.LastIndex(out, consumedLine); i >= 0 {
-			at, _ := strconv.ParseInt(strings.Fields(out[i+len(consumedLine):])[0], 10, 64)
-			if at >= since.UnixNano() {
-				last[p] = at
+// leaders are the live processes whose /healthz says they lead, once one
+// does (within leaderWithin): more than one only for the moment a lead
+// passes.
+func (r *restartRun) leaders() []*child {
+	var lead []*child
+	waitUntil(leaderWithin, func() bool {
+		lead = nil
+		for _, p := range r.procs() {
+			if h, err := r.fetch(p, "/healthz"); err == nil && h["leads"] == true {
+				lead = append(lead, p)
 			}
 		}
-	}
-	if len(last) == 0 {
-		r.t.Errorf("no process consumed a message since %s: no leader to kill", since.Format(time.TimeOnly))
-		return nil
-	}
-	var lead []*child
-	for p := range last {
-		lead = append(lead, p)
-	}
-	slices.SortFunc(lead, func(a, b *child) int { return cmp.Compare(last[b], last[a]) }) // the latest first
-	if len(lead) == len(r.procs()) {
-		r.t.Logf("every process consumed since %s: the leader is taken to be among all but %s, which consumed least lately", since.Format(time.TimeOnly), r.name(lead[len(lead)-1]))
-		lead = lead[:len(lead)-1]
+		return len(lead) > 0
+	})
+	if len(lead) == 0 {
+		r.t.Errorf("no live process says it leads (/healthz) within %s: no leader to kill", leaderWithin)
 	}
 	return lead
 }
@@ -236,9 +219,6 @@ func (r *restartRun) dumpOnFailure() {
 		}
 		var warn, last []string
 		for line := range strings.Lines(p.out.String()) {
-			if strings.Contains(line, consumedLine) {
-				continue
-			}
 			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 				warn = append(warn, line)
 			}

@@ -39,12 +39,17 @@ type health struct {
 	Status string            `json:"status"` // ok, unavailable
 	Detail string            `json:"detail,omitempty"`
 	Parts  map[string]string `json:"parts"`
+	// Leads, on PostgreSQL: whether this process is the one of the
+	// database's that relays the queue and expires keys and labs.
+	Leads *bool `json:"leads,omitempty"`
 }
 
 // handleHealth answers 200 when the ledger can be written now and every
 // part the lab runs answers, 503 when not (a full disk, a writer stuck, a
 // database, Redis or broker down), naming the parts down: what a load
-// balancer needs to know. The checks run side by side, within healthWait.
+// balancer needs to know; on PostgreSQL, whether this process leads, what
+// an operator of several needs to know. The checks run side by side,
+// within healthWait.
 func handleHealth(h *house.House) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), healthWait)
@@ -60,6 +65,10 @@ func handleHealth(h *house.House) echo.HandlerFunc {
 			if !ok {
 				out.Parts[part] = "down"
 			}
+		}
+		if h.Store.Postgres() {
+			leads := h.Store.Lead(ctx)
+			out.Leads = &leads
 		}
 		for _, st := range out.Parts {
 			if st == "down" {

@@ -207,3 +207,32 @@ func (s *Store) MendDead(ctx context.Context) error {
 	}
 	return err
 }
+
+// leave ends the membership: no more renewals, and the row goes, with what
+// mending the process's own work left over (a lease that was lost leaves
+// the row to the others, who mend it once dead).
+func (s *Store) leave() {
+	m := s.m
+	if m.stop == nil {
+		return
+	}
+	m.stop()
+	<-m.done
+	ctx, cancel := context.WithTimeout(context.Background(), m.lease)
+	defer cancel()
+	fn := m.mending()
+	err := s.Write(ctx, func(tx *Tx) error {
+		if s.Postgres() {
+			if _, err := tx.Exec(sqlAlone, m.id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(`DELETE FROM processes WHERE id = ?`, m.id); err != nil || fn == nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		m.log.Warn("leave the database: the lease ends by itself", "err", err)
+	}
+}

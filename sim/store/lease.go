@@ -81,6 +81,7 @@ type member struct {
 	joined  bool            // Join has run: taking the lease again checks the parts
 	until   time.Time       // by clock: the lease holds at least until then
 	leads   bool            // the last renewal found it the leader
+	said    bool            // it leads, as its log last said
 	lapsed  bool            // its loss was logged
 	refused error           // why taking the lease again was refused (logged once)
 	mender  func(*Tx) error // mends the work of processes with no row (Mending)
@@ -157,11 +158,17 @@ func leaseErr(err error) error {
 func (m *member) renewed(sent time.Time, leads bool) {
 	m.mu.Lock()
 	m.until, m.leads, m.refused = sent.Add(m.lease), leads, nil
-	lapsed := m.lapsed
-	m.lapsed = false
+	lapsed, said := m.lapsed, m.said
+	m.lapsed, m.said = false, leads
 	m.mu.Unlock()
 	if lapsed {
 		m.log.Info("lease on the database renewed: this process writes again", "process", m.id)
+	}
+	switch {
+	case leads && !said:
+		m.log.Info("this process leads: it alone relays the queue and expires keys and labs", "process", m.id)
+	case !leads && said:
+		m.log.Info("another process leads now: this one no longer relays the queue", "process", m.id)
 	}
 }
 
@@ -172,6 +179,7 @@ func (m *member) failed(err error) {
 	out := !m.clock.Now().Before(m.until)
 	log := out && !m.lapsed
 	m.lapsed = m.lapsed || out
+	m.said = m.said && !out // the loss's line says it leads no more
 	refusedBefore := m.refused != nil
 	var crowd *Crowded
 	if errors.As(err, &crowd) {
@@ -267,33 +275,4 @@ func (m *member) start(ctx context.Context, s *Store) (alone bool, err error) {
 	m.stop, m.done = cancel, make(chan struct{})
 	go m.keep(kctx, s, m.clock.NewTicker(m.lease/3))
 	return len(peers) == 0, nil
-}
-
-// leave ends the membership: no more renewals, and the row goes, with what
-// mending the process's own work left over (a lease that was lost leaves
-// the row to the others, who mend it once dead).
-func (s *Store) leave() {
-	m := s.m
-	if m.stop == nil {
-		return
-	}
-	m.stop()
-	<-m.done
-	ctx, cancel := context.WithTimeout(context.Background(), m.lease)
-	defer cancel()
-	fn := m.mending()
-	err := s.Write(ctx, func(tx *Tx) error {
-		if s.Postgres() {
-			if _, err := tx.Exec(sqlAlone, m.id); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(`DELETE FROM processes WHERE id = ?`, m.id); err != nil || fn == nil {
-			return err
-		}
-		return fn(tx)
-	})
-	if err != nil {
-		m.log.Warn("leave the database: the lease ends by itself", "err", err)
-	}
 }
