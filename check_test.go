@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"idemlab/sim/logtest"
 )
 
 // A flag out of its range is refused at start, with the range in the
@@ -44,7 +46,7 @@ func TestFlagsOutOfRangeAreRefused(t *testing.T) {
 			// Should the flag be taken, the lab would serve until this ends.
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			out, dir := &syncBuffer{}, t.TempDir()
+			out, dir := &logtest.Buffer{}, t.TempDir()
 			args := append([]string{"idemlab", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "lab.db")}, tc.args...)
 			err := run(ctx, args, func(string) string { return "" }, out)
 			if err == nil {
@@ -73,12 +75,12 @@ func TestFlagsRangesAreTold(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	out := &syncBuffer{}
+	out := &logtest.Buffer{}
 	err := run(ctx, []string{"idemlab", "-addr", "127.0.0.1:0", "-db", ":memory:", "-max-labs", "0", "-max-streams", "0", "-smtp", "x"}, func(string) string { return "" }, out)
 	if err == nil || !strings.Contains(err.Error(), "-max-labs") || !strings.Contains(err.Error(), "-max-streams") || !strings.Contains(err.Error(), "-smtp") {
 		t.Errorf("three bad flags: %v, want each named", err)
 	}
-	out = &syncBuffer{}
+	out = &logtest.Buffer{}
 	if err := run(context.Background(), []string{"idemlab", "-h"}, func(string) string { return "" }, out); err != nil {
 		t.Fatal(err)
 	}

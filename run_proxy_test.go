@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"idemlab/sim/logtest"
 )
 
 // -trust-proxy takes address ranges; a bad one stops the start, naming the
@@ -12,7 +14,7 @@ import (
 func TestTrustProxyFlagRefusesBadRanges(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"10.0.0.0/33", "proxy.local", "127.0.0.1/8;10.0.0.0/8"} {
-		out := &syncBuffer{}
+		out := &logtest.Buffer{}
 		err := run(context.Background(), []string{"idemlab", "-db", ":memory:", "-trust-proxy", bad}, func(string) string { return "" }, out)
 		if err == nil || !strings.Contains(err.Error(), "-trust-proxy") || !strings.Contains(err.Error(), "CIDR") {
 			t.Errorf("-trust-proxy %q: %v, want a refusal naming the flag and CIDR", bad, err)

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"idemlab/sim/logtest"
 	"idemlab/sim/waittest"
 )
 
@@ -25,24 +24,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var listening = regexp.MustCompile(`url=(http://\S+)/`)
 
 // startLab runs the program as main does, on a free port, and returns its
@@ -51,7 +32,7 @@ var listening = regexp.MustCompile(`url=(http://\S+)/`)
 func startLab(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"idemlab", "-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, out)
@@ -167,7 +148,7 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 
 func TestFlagsAndDefaults(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &logtest.Buffer{}
 	err := run(context.Background(), []string{"idemlab", "-no-such-flag"}, func(string) string { return "" }, out)
 	if err == nil {
 		t.Error("an unknown flag was accepted")
@@ -216,7 +197,7 @@ func TestShutdownEndsLiveStreams(t *testing.T) {
 // -h prints the usage and is not an error.
 func TestHelpIsNotAnError(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &logtest.Buffer{}
 	if err := run(context.Background(), []string{"idemlab", "-h"}, func(string) string { return "" }, out); err != nil {
 		t.Errorf("-h: %v, want nil", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"idemlab/sim/logtest"
 )
 
 // A -redis and a -nats that do not answer at start do not stop the lab: it
@@ -21,7 +23,7 @@ func TestStartsWithItsPartsDown(t *testing.T) {
 	redisBin, natsBin := lookPath(t, "redis-server"), lookPath(t, "nats-server")
 	rport, nport := freePort(t), freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"idemlab", "-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "lab.db"),

@@ -1,19 +1,17 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"idemlab/sim/broker"
+	"idemlab/sim/logtest"
 )
 
 // A -nats that does not answer at start does not stop the lab: Start
@@ -23,8 +21,8 @@ import (
 func TestStartsWithNATSDown(t *testing.T) {
 	srv := newNATSServer(t)
 	t.Parallel()
-	var log syncBuffer
-	b, err := broker.Start(context.Background(), broker.Config{URL: srv.url, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	var log logtest.Buffer
+	b, err := broker.Start(context.Background(), broker.Config{URL: srv.url, Logger: log.Logger()})
 	if err != nil {
 		t.Fatalf("Start with the server down: %v", err)
 	}
@@ -47,7 +45,7 @@ func TestStartsWithNATSDown(t *testing.T) {
 	if m := in.next(t); m.Seq != seq {
 		t.Errorf("delivered seq %d; want %d", m.Seq, seq)
 	}
-	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	lines := log.Lines()
 	if len(lines) != 2 || !strings.Contains(lines[0], "broker does not answer") || !strings.Contains(lines[0], "-nats") ||
 		!strings.Contains(lines[1], "broker answers again") {
 		t.Errorf("the log:\n%s\nwant one line naming -nats, one when it is back", log.String())
@@ -80,21 +78,4 @@ func TestStoreDirIsOwnerOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"idemlab/sim/keys/keystest"
+	"idemlab/sim/logtest"
 )
 
 // A store that stalls (a stopped Redis: its socket still takes the bytes)
@@ -45,8 +45,8 @@ func TestStalledSetIsGivenBack(t *testing.T) {
 func stalledSet(t *testing.T, url string, stop, cont func()) {
 	ctx := context.Background()
 	var given sync.Map
-	var log lockedBuffer
-	s, err := Start(ctx, Config{URL: url, Logger: slog.New(slog.NewTextHandler(&log, nil)), Timeout: stallTimeout,
+	var log logtest.Buffer
+	s, err := Start(ctx, Config{URL: url, Logger: log.Logger(), Timeout: stallTimeout,
 		Given: func(lab, key string) { given.Store(lab+"/"+key, true) }})
 	if err != nil {
 		t.Fatal(err)
@@ -89,28 +89,11 @@ func stalledSet(t *testing.T, url string, stop, cont func()) {
 	if h, err := s.Take(ctx, "lab", "k-1", "fp", time.Minute, time.Now()); h != nil || err != nil {
 		t.Errorf("a third SET NX: %v, %v; want a duplicate", h, err)
 	}
-	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	lines := log.Lines()
 	if len(lines) != 2 || !strings.Contains(lines[0], "redis does not answer") || !strings.Contains(lines[0], "flag=-redis") ||
 		!strings.Contains(lines[1], "redis answers again") {
 		t.Errorf("the log:\n%s\nwant one line when Redis stopped answering, naming -redis, one when it answered again", log.String())
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // A charge that failed after its SET NX gives the key back; when the store

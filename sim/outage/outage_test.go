@@ -1,21 +1,19 @@
 package outage
 
 import (
-	"bytes"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+
+	"idemlab/sim/logtest"
 )
 
 // A thousand failures in a row, from many goroutines, make one line; the
 // answer after them one more; a second outage two more.
 func TestOneLinePerOutage(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&locked{w: &buf, mu: &mu}, nil))
-	w := New(log, "redis", "flag", "-redis")
+	var buf logtest.Buffer
+	w := New(buf.Logger(), "redis", "flag", "-redis")
 	var wg sync.WaitGroup
 	for range 1000 {
 		wg.Go(func() { w.Failed(errors.New("i/o timeout"), "set-nx answers 503") })
@@ -29,7 +27,7 @@ func TestOneLinePerOutage(t *testing.T) {
 	}
 	w.Failed(errors.New("refused"), "set-nx answers 503")
 	w.Ok()
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	lines := buf.Lines()
 	if len(lines) != 4 {
 		t.Fatalf("%d lines; want 4:\n%s", len(lines), buf.String())
 	}
@@ -38,15 +36,4 @@ func TestOneLinePerOutage(t *testing.T) {
 			t.Errorf("line %d: %s; want %q and the flag", i+1, lines[i], want)
 		}
 	}
-}
-
-type locked struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *locked) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

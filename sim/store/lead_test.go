@@ -1,40 +1,19 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"idemlab/sim/logtest"
 	"idemlab/sim/pgtest"
 )
 
-// logged is a store's log, kept for its test to read.
-type logged struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logged) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// count is how many of its lines hold s.
-func (l *logged) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
 // openLogged opens a store on dsn with the test's lease, its log kept.
-func openLogged(t *testing.T, dsn string) (*Store, *logged) {
+func openLogged(t *testing.T, dsn string) (*Store, *logtest.Buffer) {
 	t.Helper()
-	l := &logged{}
-	s, err := OpenWith(context.Background(), dsn, Options{Lease: testLease, Log: slog.New(slog.NewTextHandler(l, nil))})
+	l := &logtest.Buffer{}
+	s, err := OpenWith(context.Background(), dsn, Options{Lease: testLease, Log: l.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +36,8 @@ func TestLeadIsLogged(t *testing.T) {
 	a, aLog := openLogged(t, dsn)
 	eventually(t, testLease, "a leads", func() bool { return a.Lead(ctx) })
 	b, bLog := openLogged(t, dsn) // its start renewed its lease once
-	if b.Lead(ctx) || bLog.count(leadsLine) != 0 {
-		t.Errorf("b, started after a: leads %v, its log says so %d times; want neither", b.Lead(ctx), bLog.count(leadsLine))
+	if b.Lead(ctx) || strings.Count(bLog.String(), leadsLine) != 0 {
+		t.Errorf("b, started after a: leads %v, its log says so %d times; want neither", b.Lead(ctx), strings.Count(bLog.String(), leadsLine))
 	}
 	var until int64
 	for range 3 { // a's renewals, each of which found it leading
@@ -72,10 +51,10 @@ func TestLeadIsLogged(t *testing.T) {
 			return false
 		})
 	}
-	if n := aLog.count(leadsLine); n != 1 {
+	if n := strings.Count(aLog.String(), leadsLine); n != 1 {
 		t.Errorf("a's log says %d times that it leads; want once, for all its renewals", n)
 	}
 	a.Close()
 	eventually(t, 2*testLease, "b leads once a left", func() bool { return b.Lead(ctx) })
-	eventually(t, testLease, "b's log says it leads", func() bool { return bLog.count(leadsLine) == 1 })
+	eventually(t, testLease, "b's log says it leads", func() bool { return strings.Count(bLog.String(), leadsLine) == 1 })
 }
