@@ -40,8 +40,7 @@ func TestJoinRefusesPartsKeptBesideAnother(t *testing.T) {
 	if err := d.Join(ctx, nil); !errors.As(err, &crowd) || len(crowd.Theirs) != 2 {
 		t.Errorf("a process beside one keeping broker and kv: %v, want Crowded naming theirs", err)
 	}
-	k.m.stop() // killed
-	<-k.m.done
+	k.m.Stop() // killed
 	began := time.Now()
 	if err := d.Join(ctx, nil); err != nil {
 		t.Errorf("beside a process that stopped renewing: %v, want joined once it died", err)

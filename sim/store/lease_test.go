@@ -153,8 +153,7 @@ func TestLeaseLostKnownLocally(t *testing.T) {
 	dsn := pgtest.Database(t)
 	fake := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	s := openMember(t, dsn, fake)
-	s.m.stop() // no more renewals
-	<-s.m.done
+	s.m.Stop() // no more renewals
 	fake.Advance(testLease)
 	_, err := s.Exec(context.Background(), `UPDATE health SET at = 1`)
 	if !errors.Is(err, ErrLeaseLost) || !IsUnavailable(err) {
@@ -215,8 +214,7 @@ func TestLeaderFromLeases(t *testing.T) {
 		t.Errorf("after every session ended, leaders %v; want a alone still", l)
 	}
 
-	a.m.stop() // killed: it renews no more
-	<-a.m.done
+	a.m.Stop() // killed: it renews no more
 	stopped := time.Now()
 	eventually(t, testLease+testLease/3+500*time.Millisecond, "b leads once a's lease ended", func() bool {
 		l := leaders()
@@ -272,8 +270,7 @@ func TestOpenWriteKeepsItsProcessRow(t *testing.T) {
 		})
 	}()
 	<-held
-	b.m.stop() // b renews no more: its lease ends, and a lease later it is dead
-	<-b.m.done
+	b.m.Stop() // b renews no more: its lease ends, and a lease later it is dead
 	eventually(t, 4*testLease, "b's lease ended a lease ago", func() bool { l, _ := leaseLeft(t, db, b.Process()); return l < -testLease })
 	if err := c.MendDead(ctx); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"sync"
 
+	"idemlab/sim/store/member"
 	"idemlab/sim/store/pgsql"
 )
 
@@ -89,7 +90,7 @@ func (p *pgWrites) done(lab string, lw *labWriter) {
 func (p *pgWrites) labStep(lab string) firstStep {
 	return func(b *pgsql.Batch) (first, error) {
 		var held, locked any
-		st, err := p.s.m.hold(sqlLabFirst, lab)
+		st, err := p.s.m.Hold(sqlLabFirst, lab)
 		st.Into = []any{&held, &locked}
 		f := first{st: st}
 		if q := b.Turn(); q != "" {
@@ -105,7 +106,7 @@ func (p *pgWrites) labStep(lab string) firstStep {
 // nothing: the lease step alone.
 func (p *pgWrites) holdStep(*pgsql.Batch) (first, error) {
 	var held any
-	st, err := p.s.m.hold(sqlHoldFirst)
+	st, err := p.s.m.Hold(sqlHoldFirst)
 	st.Into = []any{&held}
 	return first{st: st}, err
 }
@@ -186,7 +187,7 @@ func begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions, step firstStep,
 			}
 			return tx, xid, nil
 		}
-		if err = leaseErr(err); try == staleTries || ctx.Err() != nil || !pgsql.Ended(err) {
+		if err = member.Refused(err); try == staleTries || ctx.Err() != nil || !pgsql.Ended(err) {
 			return nil, 0, err
 		}
 	}

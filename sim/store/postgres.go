@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"idemlab/sim/clock"
+	"idemlab/sim/store/member"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/schema"
 )
@@ -33,7 +34,7 @@ func IsPostgres(dsn string) bool {
 // that lab's lock first (WriteLab, pgwrite.go), so that writes to two labs
 // never wait on each other. Migrations take their own (schema).
 
-func openPostgres(ctx context.Context, dsn string, m *member) (*Store, error) {
+func openPostgres(ctx context.Context, dsn string, m *member.Member) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)

@@ -16,6 +16,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"idemlab/sim/store/member"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/schema"
 )
@@ -40,7 +41,7 @@ const (
 	walEvery = 20 * time.Millisecond
 )
 
-func openSQLite(ctx context.Context, path string, m *member) (*Store, error) {
+func openSQLite(ctx context.Context, path string, m *member.Member) (*Store, error) {
 	memory := path == ":memory:"
 	name := "file:" + strings.NewReplacer("?", "%3f", "#", "%23").Replace(path)
 	if memory {
@@ -90,7 +91,7 @@ func (s *Store) member(ctx context.Context) error {
 	_, err := s.w.ExecContext(ctx, `DELETE FROM processes`)
 	if err == nil {
 		_, err = s.w.ExecContext(ctx, `INSERT INTO processes (id, name, started_at, lease_until) VALUES (?, ?, ?, ?)`,
-			s.m.id, s.m.name, time.Now().UnixMilli(), int64(math.MaxInt64))
+			s.m.ID(), s.m.Name(), time.Now().UnixMilli(), int64(math.MaxInt64))
 	}
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"idemlab/sim/clock"
+	"idemlab/sim/store/member"
 	"idemlab/sim/store/pgsql"
 	"idemlab/sim/store/stmts"
 	"idemlab/sim/store/wal"
@@ -34,11 +35,12 @@ type Store struct {
 	ckpt  *wal.Checkpointer // SQLite file: copies the log into the database beside the writer
 	reads *stmts.Cache      // SQLite: the readers' compiled statements (nil on PostgreSQL)
 
-	pool  *pgxpool.Pool // PostgreSQL's: w and r are one pool over it
-	mpool *pgxpool.Pool // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
-	m     *member       // this process among those on the database
-	alone bool          // no other process ran on the database at the start (always, on SQLite)
-	skew  clock.Skew    // PostgreSQL: the database's clock against ours
+	pool   *pgxpool.Pool  // PostgreSQL's: w and r are one pool over it
+	mpool  *pgxpool.Pool  // PostgreSQL: the membership's own connections (its renewals, settling a COMMIT), never queued behind the work its lease licenses
+	m      *member.Member // this process among those on the database
+	mender mender         // mends the work of processes with no row (Mending)
+	alone  bool           // no other process ran on the database at the start (always, on SQLite)
+	skew   clock.Skew     // PostgreSQL: the database's clock against ours
 
 	toldSeq atomic.Int64 // numbers the notices the writing transactions tell (Tx.Notify)
 }
@@ -59,7 +61,7 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	var (
 		s   *Store
 		err error
-		m   = newMember(o)
+		m   = member.New(o.Lease, o.Clock, o.Log)
 	)
 	if IsPostgres(dsn) {
 		s, err = openPostgres(ctx, dsn, m)
@@ -81,7 +83,7 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 		s.pg = &pgWrites{s: s, labs: map[string]*labWriter{}}
 	}
 	if s.pool != nil {
-		if s.alone, err = m.start(ctx, s); err != nil {
+		if s.alone, err = m.Start(ctx, s.mpool, s.MendDead); err != nil {
 			s.Close()
 			return nil, err
 		}
