@@ -54,6 +54,19 @@ type realTicker struct{ t *time.Ticker }
 func (t realTicker) C() <-chan time.Time { return t.t.C }
 func (t realTicker) Stop()               { t.t.Stop() }
 
+// Ticks calls fn at each tick of t until ctx ends, then stops t.
+func Ticks(ctx context.Context, t Ticker, fn func()) {
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			fn()
+		}
+	}
+}
+
 // Sleep waits d on the clock, or until ctx ends: then it returns ctx's error.
 func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	if d <= 0 {

@@ -107,3 +107,27 @@ func TestWithTimeoutOnRealClock(t *testing.T) {
 		t.Error("no deadline on the real clock")
 	}
 }
+
+// Ticks calls its function once a tick, and once its context ends it
+// returns and stops the ticker.
+func TestTicks(t *testing.T) {
+	t.Parallel()
+	f := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := make(chan struct{})
+	done := make(chan struct{})
+	tk := f.NewTicker(time.Second)
+	go func() {
+		defer close(done)
+		clock.Ticks(ctx, tk, func() { calls <- struct{}{} })
+	}()
+	for range 3 {
+		f.Advance(time.Second)
+		<-calls
+	}
+	cancel()
+	<-done
+	if n := f.Timers(); n != 0 {
+		t.Errorf("%d timers wait once Ticks returned, want 0", n)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"idemlab/sim"
+	"idemlab/sim/clock"
 	"idemlab/sim/store"
 )
 
@@ -21,18 +22,11 @@ func (r *Registry) Janitor() Janitor { return Janitor{r} }
 // clock until ctx ends: its caller owns the goroutine.
 func (j Janitor) Run(ctx context.Context) {
 	r := j.r
-	t := r.clock.NewTicker(r.cfg.SweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := j.Sweep(ctx); err != nil && ctx.Err() == nil {
-				r.log.Warn("housekeeping", "err", err)
-			}
+	clock.Ticks(ctx, r.clock.NewTicker(r.cfg.SweepEvery), func() {
+		if err := j.Sweep(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("housekeeping", "err", err)
 		}
-	}
+	})
 }
 
 // Sweep does the housekeeping once: writes when labs were last used,

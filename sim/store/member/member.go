@@ -244,23 +244,15 @@ func (m *Member) renew(ctx context.Context, pool *pgxpool.Pool) (dead bool, err 
 // work of the dead (mend) when a renewal finds one.
 func (m *Member) keep(ctx context.Context, pool *pgxpool.Pool, t clock.Ticker, mend func(context.Context) error) {
 	defer close(m.done)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	clock.Ticks(ctx, t, func() {
 		rctx, cancel := context.WithTimeout(ctx, m.lease) // answered late, it still renews
-		dead, err := m.renew(rctx, pool)
-		if err == nil && dead {
-			err = mend(rctx)
-			if err != nil && ctx.Err() == nil {
+		defer cancel()
+		if dead, err := m.renew(rctx, pool); err == nil && dead {
+			if err := mend(rctx); err != nil && ctx.Err() == nil {
 				m.log.Warn("mend the work of a dead process", "err", err)
 			}
 		}
-		cancel()
-	}
+	})
 }
 
 // Start takes the lease, renews it at once to learn whether this process
