@@ -34,7 +34,7 @@ func TestClassControlsOnTheTeachersPage(t *testing.T) {
 		}
 	}
 	form := func(path, body, cookie string) response {
-		return s.do("POST", pagePath+path, body, "Content-Type", "", "Content-Type", "application/x-www-form-urlencoded", "HX-Request", "true", "Cookie", cookie)
+		return s.do("POST", pagePath+path, body, formHeaders("HX-Request", "true", "Cookie", cookie)...)
 	}
 	const mark = `hx-partial[hx-target="#class-steers"] #class-steers`
 	if r := form("/class/ask", "", teacher); r.Status != http.StatusOK || steers(r, mark) != "yes" {

@@ -114,6 +114,7 @@ func TestTicks(t *testing.T) {
 	t.Parallel()
 	f := clock.NewFake(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	calls := make(chan struct{})
 	done := make(chan struct{})
 	tk := f.NewTicker(time.Second)
@@ -121,9 +122,13 @@ func TestTicks(t *testing.T) {
 		defer close(done)
 		clock.Ticks(ctx, tk, func() { calls <- struct{}{} })
 	}()
-	for range 3 {
+	for i := range 3 {
 		f.Advance(time.Second)
-		<-calls
+		select {
+		case <-calls:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("tick %d: the function was not called", i+1)
+		}
 	}
 	cancel()
 	<-done

@@ -155,15 +155,11 @@ func (o *outbox) sendClaimed(ctx context.Context, em outboxEmail) error {
 	return nil
 }
 
-// mailer sends, at every turn (Config.MailerTurn), what the outbox still holds: what a
-// crash left between the commit and the send, or a mailbox that was down
-// refused.
+// mailer sends, at every turn (Config.MailerTurn), what the outbox still
+// holds: what a crash left between the commit and the send, or a mailbox
+// that was down refused.
 func (o *outbox) mailer() {
-	turn := o.n.MailerTurn
-	if turn <= 0 {
-		turn = 3 * time.Second
-	}
-	o.n.every(turn, nil, func() {
+	o.n.every(o.n.MailerTurn, nil, func() {
 		err := errors.Join(o.sendFailed(o.n.ctx), o.sendUnsent(o.n.ctx))
 		if err != nil && o.n.ctx.Err() == nil {
 			o.n.Log.Warn("mailer", "err", err)

@@ -81,6 +81,9 @@ func Start(ctx context.Context, cfg Config) (*Notifier, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MailerTurn <= 0 {
+		cfg.MailerTurn = 3 * time.Second
+	}
 	n := &Notifier{Config: cfg}
 	n.mail = &outbox{n: n}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))

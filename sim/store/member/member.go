@@ -75,7 +75,6 @@ type Member struct {
 	joined  bool      // Join has run: taking the lease again checks the parts
 	until   time.Time // by clock: the lease holds at least until then
 	leads   bool      // the last renewal found it the leader
-	said    bool      // it leads, as its log last said
 	lapsed  bool      // its loss was logged
 	refused error     // why taking the lease again was refused (logged once)
 
@@ -133,12 +132,11 @@ func (m *Member) Holds() bool {
 }
 
 // Hold is a writing transaction's first statement, st (PostgreSQL's
-// placeholders): the transaction's id (txStep), then the lease step (its
-// first argument, this process; more are the rest of st's, such as a lab
-// to lock). It is refused at once
-// when this process knows its lease lost, and by the database when it is
-// not current there (Refused). The transaction's id is what a COMMIT
-// whose answer was lost is settled by (Store.settle).
+// placeholders): the transaction's id (the store's txStep), then the lease
+// step (its first argument, this process; more are the rest of st's, such
+// as a lab to lock). It is refused at once when this process knows its
+// lease lost, and by the database when it is not current there (Refused). The transaction's id is what a COMMIT
+// whose answer was lost is settled by (the store's settle).
 func (m *Member) Hold(st string, more ...any) (pgsql.Statement, error) {
 	if !m.Holds() {
 		m.failed(ErrLeaseLost) // it ran out before a renewal failed (one late): logged once all the same
@@ -159,9 +157,8 @@ func Refused(err error) error {
 // renewed notes a lease renewed (or taken) by a statement sent at sent.
 func (m *Member) renewed(sent time.Time, leads bool) {
 	m.mu.Lock()
-	m.until, m.leads, m.refused = sent.Add(m.lease), leads, nil
-	lapsed, said := m.lapsed, m.said
-	m.lapsed, m.said = false, leads
+	lapsed, said := m.lapsed, m.leads && !m.lapsed // its log last said it leads
+	m.until, m.leads, m.refused, m.lapsed = sent.Add(m.lease), leads, nil, false
 	m.mu.Unlock()
 	if lapsed {
 		m.log.Info("lease on the database renewed: this process writes again", "process", m.id)
@@ -181,7 +178,6 @@ func (m *Member) failed(err error) {
 	out := !m.clock.Now().Before(m.until)
 	log := out && !m.lapsed
 	m.lapsed = m.lapsed || out
-	m.said = m.said && !out // the loss's line says it leads no more
 	refusedBefore := m.refused != nil
 	var crowd *Crowded
 	if errors.As(err, &crowd) {
