@@ -58,3 +58,35 @@ func TestLeadIsLogged(t *testing.T) {
 	eventually(t, 2*testLease, "b leads once a left", func() bool { return b.Lead(ctx) })
 	eventually(t, testLease, "b's log says it leads", func() bool { return strings.Count(bLog.String(), leadsLine) == 1 })
 }
+
+// A process whose lease ran out while it lived (a pause longer than the
+// lease: a stopped VM, a cut network) has lost its lead: the next renewal
+// takes its lease anew, the newest, and another process that stayed leads.
+// Both say so: the one in its /healthz and log, the other in its log,
+// "another process leads now".
+func TestLeadPassesWhenTheLeaseRunsOut(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	db := admin(t, dsn)
+	a, aLog := openLogged(t, dsn)
+	eventually(t, testLease, "a leads", func() bool { return a.Lead(ctx) })
+	b, bLog := openLogged(t, dsn)
+	// a's lease ran out on the database's clock, as if it had paused
+	if _, err := db.Exec(`UPDATE processes SET lease_until = db_ms() - 1 WHERE id = $1`, a.Process()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*testLease, "b leads", func() bool { return b.Lead(ctx) })
+	eventually(t, testLease, "a's log says another leads", func() bool {
+		return strings.Count(aLog.String(), "another process leads now") == 1
+	})
+	if a.Lead(ctx) {
+		t.Error("a still leads beside b after its lease ran out")
+	}
+	if n := strings.Count(bLog.String(), leadsLine); n != 1 {
+		t.Errorf("b's log says %d times that it leads; want once", n)
+	}
+	if n := strings.Count(aLog.String(), leadsLine); n != 1 {
+		t.Errorf("a's log says %d times that it leads; want once, before its lease ran out", n)
+	}
+}
