@@ -54,16 +54,23 @@ func TestClassCodesAreNotGuessed(t *testing.T) {
 	lab := s.newLab("")
 	_, code := s.classOn(lab)
 	for i := range 600 {
-		if r := s.do("GET", fmt.Sprintf("/join/N%05d", i), ""); r.Status != http.StatusNotFound {
-			t.Fatalf("guess %d: %d", i, r.Status)
+		guess := fmt.Sprintf("/join/N%05d", i)
+		if i%3 == 1 { // the QR code's address tells a class apart as well
+			guess += "/qr.svg"
+		}
+		if r := s.do("GET", guess, ""); r.Status != http.StatusNotFound {
+			t.Fatalf("guess %d (%s): %d", i, guess, r.Status)
 		}
 		if i == 0 {
 			s.must(http.StatusOK, "GET", "/join/"+code, "")
 		}
 	}
-	r := s.do("GET", "/join/NOPE22", "")
-	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
-		t.Errorf("the 601st guess: %d, Retry-After %q", r.Status, r.Header.Get("Retry-After"))
+	for _, guess := range []string{"/join/NOPE22", "/join/NOPE22/qr.svg"} {
+		r := s.do("GET", guess, "")
+		if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+			t.Errorf("past 600 guesses, %s: %d, Retry-After %q", guess, r.Status, r.Header.Get("Retry-After"))
+		}
 	}
+	s.must(http.StatusOK, "GET", "/join/"+code+"/qr.svg", "")
 	s.must(http.StatusOK, "GET", "/join/"+code, "")
 }

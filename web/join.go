@@ -177,10 +177,16 @@ func votedForm(h *house.House, c echo.Context, voter string, voteErr error, miss
 }
 
 // handleJoinQR draws the class's join address as a QR code, in SVG: drawn
-// here, nothing loaded from another host.
-func handleJoinQR(h *house.House) echo.HandlerFunc {
+// here, nothing loaded from another host. A code that names no class is a
+// guess, counted as the join page counts it (misses).
+func handleJoinQR(h *house.House, misses *limiter) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p, err := h.Classes.Phone(c.Request().Context(), joinCode(c), "")
+		if sim.ErrorCode(err) == sim.ENotFound {
+			if lerr := misses.take(clientOf(c), "this address"); lerr != nil {
+				return lerr
+			}
+		}
 		if err != nil {
 			return err
 		}
