@@ -1,5 +1,7 @@
 package views
 
+import "strings"
+
 // ClassView is the class on a lab, as the projector shows it.
 type ClassView struct {
 	On      bool // a class runs
@@ -67,3 +69,20 @@ type JoinPage struct {
 
 // Self is the page's address.
 func (p JoinPage) Self() string { return "/join/" + p.Code }
+
+// JoinURLPieces is the join address in the pieces a line may end between:
+// its origin, the path up to the code, the code. On a narrow panel the
+// address then wraps before the code, never inside it. An address of
+// another shape is its first piece alone.
+func (c ClassView) JoinURLPieces() (origin, path, code string) {
+	u := c.JoinURL
+	last := strings.LastIndexByte(u, '/')
+	if last <= 0 {
+		return u, "", ""
+	}
+	before := strings.LastIndexByte(u[:last], '/')
+	if before <= 0 || u[before-1] == '/' { // no path before the code: "scheme://host/code"
+		return u[:last+1], "", u[last+1:]
+	}
+	return u[:before], u[before : last+1], u[last+1:]
+}

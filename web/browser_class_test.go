@@ -48,6 +48,17 @@ func classInBrowser(t *testing.T, axeSrc, lang string) {
 	l.waitJS(`(`+jsTid("class-votes")+`?.textContent ?? "").includes("3")`, "the projector to count 3 votes")
 	l.shoot(dir, "class-open-1920-"+lang+".png")
 	l.do(chromedp.EmulateViewport(1280, 720))
+	// the join address wraps before its code, never inside it
+	if url := l.text("class-url"); !strings.HasSuffix(url, "/join/"+code) || strings.ContainsAny(url, " \n") {
+		t.Errorf("the join address reads %q", url)
+	}
+	if lines := eval[int](l, `(() => {
+		const r = document.createRange();
+		r.selectNodeContents(document.querySelector('[data-testid="class-url"]').lastChild);
+		return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+	})()`); lines != 1 {
+		t.Errorf("the join code at 1280×720 spans %d lines, want 1", lines)
+	}
 	l.shoot(dir, "class-open-1280-"+lang+".png")
 	phones[0].shoot(dir, "phone-open-"+lang+".png")
 	l.axe(axeSrc, "the projector, a question open ("+lang+")")
