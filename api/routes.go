@@ -43,10 +43,11 @@ const (
 // The students' routes: a class's join code opens only its voting page
 // (SPEC, "Predict, then see"), never its lab.
 const (
-	RouteJoin      = "/join/:code"
-	RouteJoinNow   = RouteJoin + "/now"
-	RouteJoinVotes = RouteJoin + "/votes"
-	RouteJoinQR    = RouteJoin + "/qr.svg"
+	RouteJoin       = "/join/:code"
+	RouteJoinNow    = RouteJoin + "/now"
+	RouteJoinVotes  = RouteJoin + "/votes"
+	RouteJoinQR     = RouteJoin + "/qr.svg"
+	RouteJoinScreen = RouteJoin + "/screen"
 )
 
 // JoinPath is the address of a class's voting page.
@@ -54,6 +55,10 @@ func JoinPath(code string) string { return "/join/" + code }
 
 // JoinQRPath is the address of the QR code of a class's join address.
 func JoinQRPath(code string) string { return JoinPath(code) + "/qr.svg" }
+
+// JoinScreenPath is the address of a class's join screen, for the
+// projector: its QR code on the whole window.
+func JoinScreenPath(code string) string { return JoinPath(code) + "/screen" }
 
 // LabPath is the API's address of a lab: the base of all its routes.
 func LabPath(lab string) string { return RouteLabs + "/" + lab }

@@ -70,6 +70,9 @@ type JoinPage struct {
 // Self is the page's address.
 func (p JoinPage) Self() string { return "/join/" + p.Code }
 
+// ScreenPath is the address of the class's join screen (JoinScreen).
+func (c ClassView) ScreenPath() string { return "/join/" + c.Code + "/screen" }
+
 // JoinURLPieces is the join address in the pieces a line may end between:
 // its origin, the path up to the code, the code. On a narrow panel the
 // address then wraps before the code, never inside it. An address of

@@ -55,8 +55,11 @@ func TestClassCodesAreNotGuessed(t *testing.T) {
 	_, code := s.classOn(lab)
 	for i := range 600 {
 		guess := fmt.Sprintf("/join/N%05d", i)
-		if i%3 == 1 { // the QR code's address tells a class apart as well
+		switch i % 3 { // the QR code's address and the join screen tell a class apart as well
+		case 1:
 			guess += "/qr.svg"
+		case 2:
+			guess += "/screen"
 		}
 		if r := s.do("GET", guess, ""); r.Status != http.StatusNotFound {
 			t.Fatalf("guess %d (%s): %d", i, guess, r.Status)

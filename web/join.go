@@ -50,17 +50,27 @@ func joinPage(p class.Phone) views.JoinPage {
 // gone. A code that names no class costs its address a token of misses:
 // join codes are not to be guessed one after another.
 func phoneRead(h *house.House, c echo.Context, voter string, misses *limiter) (views.JoinPage, int, error) {
-	p, err := h.Classes.Phone(c.Request().Context(), joinCode(c), voter)
+	p, err := phoneOf(h, c, voter, misses)
 	switch {
 	case sim.ErrorCode(err) == sim.ENotFound:
-		if err := misses.take(clientOf(c), "this address"); err != nil {
-			return views.JoinPage{}, 0, err
-		}
 		return views.JoinPage{Code: sim.Clip(joinCode(c)), Gone: true}, http.StatusNotFound, nil
 	case err != nil:
 		return views.JoinPage{}, 0, err
 	}
 	return joinPage(p), http.StatusOK, nil
+}
+
+// phoneOf is the class the request's join code names, as voter sees it.
+// A code that names none is a guess: it costs its address a token of
+// misses, and past them the refusal is the error.
+func phoneOf(h *house.House, c echo.Context, voter string, misses *limiter) (class.Phone, error) {
+	p, err := h.Classes.Phone(c.Request().Context(), joinCode(c), voter)
+	if sim.ErrorCode(err) == sim.ENotFound {
+		if lerr := misses.take(clientOf(c), "this address"); lerr != nil {
+			return p, lerr
+		}
+	}
+	return p, err
 }
 
 // handleJoin is a student's page of a class: no account, the phone's
@@ -181,12 +191,7 @@ func votedForm(h *house.House, c echo.Context, voter string, voteErr error, miss
 // guess, counted as the join page counts it (misses).
 func handleJoinQR(h *house.House, misses *limiter) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		p, err := h.Classes.Phone(c.Request().Context(), joinCode(c), "")
-		if sim.ErrorCode(err) == sim.ENotFound {
-			if lerr := misses.take(clientOf(c), "this address"); lerr != nil {
-				return lerr
-			}
-		}
+		p, err := phoneOf(h, c, "", misses)
 		if err != nil {
 			return err
 		}
@@ -214,4 +219,22 @@ func qrSVG(bits [][]bool) []byte {
 	}
 	b.WriteString(`"/></svg>`)
 	return []byte(b.String())
+}
+
+// handleJoinScreen is a class's join screen, for the projector: its QR
+// code as large as the window allows, the address and the code in large
+// type. Like the phones' page it never names the lab.
+func handleJoinScreen(h *house.House, misses *limiter) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "no-store")
+		p, err := phoneOf(h, c, "", misses)
+		switch {
+		case sim.ErrorCode(err) == sim.ENotFound:
+			return render(c, http.StatusNotFound, views.JoinScreen(views.ClassView{Code: sim.Clip(joinCode(c))}))
+		case err != nil:
+			return err
+		}
+		return render(c, http.StatusOK, views.JoinScreen(views.ClassView{On: true, Code: p.Code,
+			JoinURL: joinURL(p.Origin, p.Code), QR: api.JoinQRPath(p.Code), Local: loopback(p.Origin)}))
+	}
 }

@@ -38,7 +38,7 @@ var russianNames = func() map[string]bool {
 		UUID uuid SHA JSON CSV Markdown HTTP ok none check then insert unique on conflict replay per request natural hash
 		full equal decorrelated random demo order op Idempotent Replayed Retry After Key SET NX Stripe IETF API RFC
 		SMTP ack id Nats Msg Id JetStream PRIMARY KEY POST PUT DELETE Redis SQLite PX TTL idem PostgreSQL SERIALIZABLE
-		READ COMMITTED SQLSTATE db postgres`) {
+		READ COMMITTED SQLSTATE db postgres join addr`) {
 		m[strings.ToLower(w)] = true
 	}
 	return m

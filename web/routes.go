@@ -112,6 +112,7 @@ func addClassRoutes(e *echo.Echo, root *echo.Group, h *house.House, hub *Hub, li
 	get(root, api.RouteJoin, handleJoin(h, limit.joinMisses), withLang)
 	get(root, api.RouteJoinNow, handleJoinNow(h, limit.joinMisses), withLang)
 	get(root, api.RouteJoinQR, handleJoinQR(h, limit.joinMisses))
+	get(root, api.RouteJoinScreen, handleJoinScreen(h, limit.joinMisses), withLang)
 	e.POST(api.RouteJoinVotes, handleJoinVote(h, limit.voters, limit.joinMisses), limit.votes, oneValueEach, withLang)
 	e.POST(api.RouteClass, handleClassStart(h), lab)
 	get(root, api.RouteClass, handleClassGet(h), lab)
