@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 
@@ -21,6 +22,19 @@ func openLogged(t *testing.T, dsn string) (*Store, *logtest.Buffer) {
 	return s, l
 }
 
+// leaderAndOther opens two stores on a database of their own, their logs
+// kept: a, which leads, then b (whose start renewed its lease once); db is
+// the database's admin connection.
+func leaderAndOther(t *testing.T) (db *sql.DB, a, b *Store, aLog, bLog *logtest.Buffer) {
+	t.Helper()
+	dsn := pgtest.Database(t)
+	db = admin(t, dsn)
+	a, aLog = openLogged(t, dsn)
+	eventually(t, testLease, "a leads", func() bool { return a.Lead(context.Background()) })
+	b, bLog = openLogged(t, dsn)
+	return db, a, b, aLog, bLog
+}
+
 // leadsLine is what a process logs when it takes the lead.
 const leadsLine = "this process leads"
 
@@ -30,12 +44,8 @@ const leadsLine = "this process leads"
 // says so.
 func TestLeadIsLogged(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db := admin(t, dsn)
-	a, aLog := openLogged(t, dsn)
-	eventually(t, testLease, "a leads", func() bool { return a.Lead(ctx) })
-	b, bLog := openLogged(t, dsn) // its start renewed its lease once
+	db, a, b, aLog, bLog := leaderAndOther(t)
 	if b.Lead(ctx) || strings.Count(bLog.String(), leadsLine) != 0 {
 		t.Errorf("b, started after a: leads %v, its log says so %d times; want neither", b.Lead(ctx), strings.Count(bLog.String(), leadsLine))
 	}
@@ -66,12 +76,8 @@ func TestLeadIsLogged(t *testing.T) {
 // "another process leads now".
 func TestLeadPassesWhenTheLeaseRunsOut(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.Database(t)
 	ctx := context.Background()
-	db := admin(t, dsn)
-	a, aLog := openLogged(t, dsn)
-	eventually(t, testLease, "a leads", func() bool { return a.Lead(ctx) })
-	b, bLog := openLogged(t, dsn)
+	db, a, b, aLog, bLog := leaderAndOther(t)
 	// a's lease ran out on the database's clock, as if it had paused
 	if _, err := db.Exec(`UPDATE processes SET lease_until = db_ms() - 1 WHERE id = $1`, a.Process()); err != nil {
 		t.Fatal(err)
