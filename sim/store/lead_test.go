@@ -83,7 +83,7 @@ func TestLeadPassesWhenTheLeaseRunsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 2*testLease, "b leads", func() bool { return b.Lead(ctx) })
-	eventually(t, testLease, "a's log says another leads", func() bool {
+	eventually(t, 2*testLease, "a's log says another leads", func() bool {
 		return strings.Count(aLog.String(), "another process leads now") == 1
 	})
 	if a.Lead(ctx) {
