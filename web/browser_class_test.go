@@ -63,6 +63,7 @@ func classInBrowser(t *testing.T, axeSrc, lang string) {
 	phones[0].shoot(dir, "phone-open-"+lang+".png")
 	l.axe(axeSrc, "the projector, a question open ("+lang+")")
 	phones[0].axe(axeSrc, "a phone, voted ("+lang+")")
+	l.joinScreen(dir, axeSrc, lang)
 
 	l.do(chromedp.Click(tid("class-run")))
 	l.waitJS(jsTid("class-question")+`?.dataset.state === "revealed"`, "the reveal")
@@ -88,6 +89,23 @@ func classInBrowser(t *testing.T, axeSrc, lang string) {
 	phones[2].shoot(dir, "phone-revealed-"+lang+".png")
 	l.axe(axeSrc, "the projector, revealed ("+lang+")")
 	phones[2].axe(axeSrc, "a phone, revealed ("+lang+")")
+}
+
+// joinScreen opens the page the class's QR code links to, in a tab of the
+// teacher's browser at 1280×720: its QR code fills most of the window's
+// height, and it passes axe.
+func (l *labTab) joinScreen(dir, axeSrc, lang string) {
+	l.t.Helper()
+	o := *l
+	o.url = l.s.URL + eval[string](l, `document.querySelector('[data-testid="class-screen"]').getAttribute("href")`) + "?lang=" + lang
+	o.tab, o.ctx = newTab(l.t, l.tab)
+	o.do(chromedp.EmulateViewport(1280, 720), chromedp.Navigate(o.url))
+	o.waitJS(`document.querySelector('[data-testid="screen-qr"]')?.complete === true`, "the join screen's QR code")
+	if side := eval[float64](&o, `document.querySelector('[data-testid="screen-qr"]').getBoundingClientRect().width`); side < 400 {
+		l.t.Errorf("the join screen's QR code is %.0f px wide at 1280×720, want at least 400", side)
+	}
+	o.axe(axeSrc, "the join screen ("+lang+")")
+	o.shoot(dir, "class-screen-1280-"+lang+".png")
 }
 
 // phone opens the class's page in a phone-sized tab of a browser context
