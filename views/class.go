@@ -9,6 +9,7 @@ type ClassView struct {
 	Code    string
 	JoinURL string
 	QR      string // the address of the join address's QR code (SVG)
+	Screen  string // the address of the join screen (JoinScreen)
 	Local   bool   // the join address is this computer's own: phones cannot reach it
 	CanAsk  bool   // the lesson's next step has a question
 	Asked   int
@@ -69,9 +70,6 @@ type JoinPage struct {
 
 // Self is the page's address.
 func (p JoinPage) Self() string { return "/join/" + p.Code }
-
-// ScreenPath is the address of the class's join screen (JoinScreen).
-func (c ClassView) ScreenPath() string { return "/join/" + c.Code + "/screen" }
 
 // JoinURLPieces is the join address in the pieces a line may end between:
 // its origin, the path up to the code, the code. On a narrow panel the

@@ -186,7 +186,7 @@ func JoinScreen(c ClassView) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = classPage(T(ctx, "screen.title", c.Code), c.ScreenPath(), "screen", false).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = classPage(T(ctx, "screen.title", c.Code), c.Screen, "screen", false).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

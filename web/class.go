@@ -76,9 +76,8 @@ func classView(ctx context.Context, h *house.House, l *labs.Lab, teacher string)
 	if err != nil {
 		return v, false, err
 	}
-	v.On, v.Ended, v.Code, v.Asked = !cl.Ended, cl.Ended, cl.Code, cl.Asked
-	v.JoinURL, v.QR = joinURL(cl.Origin, cl.Code), api.JoinQRPath(cl.Code)
-	v.Local = loopback(cl.Origin)
+	v = joinView(cl.Origin, cl.Code)
+	v.On, v.Ended, v.Asked = !cl.Ended, cl.Ended, cl.Asked
 	if st := l.Lesson(); st.Ready {
 		if ls, err := lesson.Number(st.N); err == nil {
 			_, _, v.CanAsk = class.StepAsk(ls, st.Next)
@@ -92,6 +91,13 @@ func classView(ctx context.Context, h *house.House, l *labs.Lab, teacher string)
 
 // joinURL is where phones join the class with the code, at origin.
 func joinURL(origin, code string) string { return origin + api.JoinPath(code) }
+
+// joinView is how phones join the class with the code, at origin: the
+// address, its QR code, the join screen, whether phones can reach it.
+func joinView(origin, code string) views.ClassView {
+	return views.ClassView{Code: code, JoinURL: joinURL(origin, code), QR: api.JoinQRPath(code),
+		Screen: api.JoinScreenPath(code), Local: loopback(origin)}
+}
 
 // loopback reports whether an origin's host is this computer's own.
 func loopback(origin string) bool {

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/PuerkitoBio/goquery"
 )
 
 // Only the teacher's page shows the class's controls: its page, and the
@@ -20,11 +18,7 @@ func TestClassControlsOnTheTeachersPage(t *testing.T) {
 	s.lessonAt(lab, 1, "", 0)
 	pagePath := "/labs/" + strings.TrimPrefix(lab, "/api/v1/labs/")
 	steers := func(r response, sel string) string {
-		doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(r.Body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return doc.Find(sel).AttrOr("data-steers", "(absent)")
+		return parse(t, r.Body).Find(sel).AttrOr("data-steers", "(absent)")
 	}
 	for _, tc := range []struct{ who, cookie, want string }{
 		{"the teacher", teacher, "yes"}, {"another browser", "idemlab_teacher=someone-else", "no"}, {"a browser without a cookie", "", "no"},

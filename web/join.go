@@ -230,11 +230,13 @@ func handleJoinScreen(h *house.House, misses *limiter) echo.HandlerFunc {
 		p, err := phoneOf(h, c, "", misses)
 		switch {
 		case sim.ErrorCode(err) == sim.ENotFound:
-			return render(c, http.StatusNotFound, views.JoinScreen(views.ClassView{Code: sim.Clip(joinCode(c))}))
+			code := sim.Clip(joinCode(c))
+			return render(c, http.StatusNotFound, views.JoinScreen(views.ClassView{Code: code, Screen: api.JoinScreenPath(code)}))
 		case err != nil:
 			return err
 		}
-		return render(c, http.StatusOK, views.JoinScreen(views.ClassView{On: true, Code: p.Code,
-			JoinURL: joinURL(p.Origin, p.Code), QR: api.JoinQRPath(p.Code), Local: loopback(p.Origin)}))
+		v := joinView(p.Origin, p.Code)
+		v.On = true
+		return render(c, http.StatusOK, views.JoinScreen(v))
 	}
 }
